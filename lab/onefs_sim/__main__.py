@@ -1,0 +1,52 @@
+"""Command line: ``python3 -m onefs_sim --backend knfsd|memory --listen HOST:PORT --cert PEM --key KEY
+--user NAME --password-file FILE [--state JSON] [--ifs DIR] [--session-idle-timeout S]``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from .backends import KnfsdBackend, MemoryBackend
+from .server import OneFSSimulator
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="onefs_sim", description="OneFS Platform API simulator (HTTPS)")
+    p.add_argument("--backend", choices=["memory", "knfsd"], default="memory",
+                   help="memory: tests; knfsd: real directories, /etc/exports.d + exportfs, XFS project quotas")
+    p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default 127.0.0.1:8080)")
+    p.add_argument("--cert", required=True, help="server certificate (PEM)")
+    p.add_argument("--key", required=True, help="server private key (PEM)")
+    p.add_argument("--user", required=True, help="the one API user")
+    p.add_argument("--password-file", required=True, help="file holding that user's password")
+    p.add_argument("--state", help="JSON file the cluster state is persisted to")
+    p.add_argument("--ifs", default="/ifs", help="directory that backs /ifs (knfsd backend)")
+    p.add_argument("--cluster-name", default="onefs-sim")
+    p.add_argument("--session-idle-timeout", type=float, default=900, help="seconds (OneFS default 900)")
+    p.add_argument("--session-absolute-timeout", type=float, default=14400, help="seconds (OneFS default 14400)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    host, _, port = args.listen.rpartition(":")
+    password = Path(args.password_file).read_text().strip()
+    if not password:
+        print(f"onefs_sim: {args.password_file} is empty", file=sys.stderr)
+        return 2
+    backend = KnfsdBackend(args.ifs) if args.backend == "knfsd" else MemoryBackend()
+    sim = OneFSSimulator(backend, args.user, password, state_path=args.state,
+                         idle_timeout=args.session_idle_timeout, absolute_timeout=args.session_absolute_timeout)
+    sim.cluster.name = args.cluster_name
+    if args.backend == "knfsd":
+        sim.reapply()
+    signal.signal(signal.SIGTERM, lambda *_: sim.stop())
+    print(f"onefs_sim: {args.backend} backend on https://{host}:{port}", flush=True)
+    sim.serve_forever(host.strip("[]") or "0.0.0.0", int(port), args.cert, args.key)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,510 @@
+"""HTTPS front end of the OneFS API simulator: sessions, CSRF, routing, fault injection, request log.
+
+Session rules follow OneFS 8.2+: ``POST /session/1/session`` returns 201 and sets ``isisessid`` and
+``isicsrf``; every other call must carry the ``isisessid`` cookie (else 401), and the ``X-CSRF-Token``
+header equal to ``isicsrf`` plus a ``Referer`` header (else 403). A session idle for longer than
+``idle_timeout`` seconds, or older than ``absolute_timeout``, is gone: 401 again, as on a real cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import re
+import secrets
+import ssl
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from .model import PAPI_LATEST, Cluster, PapiError, Session, bad_request, not_found
+
+UNAUTHORIZED = PapiError(401, "AEC_UNAUTHORIZED", "Authorization required")
+MUTATING = {"POST", "PUT", "DELETE", "PATCH"}
+
+
+@dataclass
+class Fault:
+    """Answer matching requests with ``status`` (``count`` times, or forever when count is None)."""
+
+    status: int = 500
+    count: int | None = 1
+    method: str | None = None
+    path_prefix: str | None = None
+    message: str = "Injected fault (simulator)"
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method is None or self.method == method) and (
+            self.path_prefix is None or path.startswith(self.path_prefix))
+
+
+@dataclass
+class RequestRecord:
+    method: str
+    path: str
+    query: str
+    status: int
+    session_user: str | None = None
+    time: float = field(default_factory=time.time)
+
+    @property
+    def mutating(self) -> bool:
+        return self.method in MUTATING and not self.path.startswith("/session/")
+
+
+class OneFSSimulator:
+    """The simulated cluster behind the HTTP handler. Thread safe (one lock)."""
+
+    def __init__(self, backend: Any, user: str, password: str, *, state_path: str | None = None,
+                 idle_timeout: float = 900, absolute_timeout: float = 14400, cluster: Cluster | None = None) -> None:
+        self.backend = backend
+        self.user = user
+        self._password = password
+        self.state_path = Path(state_path) if state_path else None
+        self.idle_timeout = idle_timeout
+        self.absolute_timeout = absolute_timeout
+        self.cluster = cluster or Cluster()
+        self.sessions: dict[str, Session] = {}
+        self.faults: list[Fault] = []
+        self.requests: list[RequestRecord] = []
+        self.lock = threading.RLock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        if self.state_path and self.state_path.exists():
+            data = json.loads(self.state_path.read_text())
+            self.cluster = Cluster.from_json(data.get("cluster", {}))
+            self.backend.load_json(data.get("backend", {}))
+
+    # ---- test helpers ----
+    def inject(self, fault: Fault) -> None:
+        with self.lock:
+            self.faults.append(fault)
+
+    def clear_faults(self) -> None:
+        with self.lock:
+            self.faults.clear()
+
+    def expire_sessions(self) -> None:
+        """Drop every session, as a cluster does after its idle timeout or a restart."""
+        with self.lock:
+            self.sessions.clear()
+
+    def mutating_requests(self) -> list[RequestRecord]:
+        with self.lock:
+            return [r for r in self.requests if r.mutating]
+
+    # ---- persistence ----
+    def save(self) -> None:
+        if not self.state_path:
+            return
+        data = {"cluster": self.cluster.to_json(), "backend": self.backend.to_json()}
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=".state")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+        os.replace(tmp, self.state_path)
+
+    def reapply(self) -> None:
+        """Push the persisted exports and quotas to the backend (at start: a rebooted VM gets them back)."""
+        with self.lock:
+            self.backend.apply_exports(self.cluster.exports)
+            for q in self.cluster.quotas.values():
+                self.backend.apply_quota(q)
+
+    # ---- sessions ----
+    def login(self, body: Any) -> tuple[str, Session]:
+        if not isinstance(body, dict) or not isinstance(body.get("username"), str) or \
+                not isinstance(body.get("password"), str):
+            raise bad_request("Body must hold username, password and services")
+        services = body.get("services")
+        if not isinstance(services, list) or not services or any(s not in ("platform", "namespace")
+                                                                 for s in services):
+            raise bad_request("Field: services must list 'platform' and/or 'namespace'", "services")
+        if body["username"] != self.user or not secrets.compare_digest(body["password"], self._password):
+            raise PapiError(401, "AEC_UNAUTHORIZED", "Username or password is incorrect.")
+        token = secrets.token_hex(16)
+        now = time.monotonic()
+        session = Session(user=body["username"], csrf=secrets.token_hex(16), created=now, last_seen=now)
+        self.sessions[token] = session
+        return token, session
+
+    def authenticate(self, cookie_header: str | None, csrf: str | None, referer: str | None) -> tuple[str, Session]:
+        token = None
+        if cookie_header:
+            jar: SimpleCookie = SimpleCookie()
+            try:
+                jar.load(cookie_header)
+            except Exception:  # a malformed Cookie header is simply no session
+                jar = SimpleCookie()
+            if "isisessid" in jar:
+                token = jar["isisessid"].value
+        session = self.sessions.get(token) if token else None
+        now = time.monotonic()
+        if session is None:
+            raise UNAUTHORIZED
+        if now - session.last_seen > self.idle_timeout or now - session.created > self.absolute_timeout:
+            del self.sessions[token]
+            raise UNAUTHORIZED
+        if not csrf or not secrets.compare_digest(csrf, session.csrf):
+            raise PapiError(403, "AEC_FORBIDDEN", "CSRF token missing or invalid: send X-CSRF-Token with the "
+                                                  "isicsrf cookie value")
+        if not referer:
+            raise PapiError(403, "AEC_FORBIDDEN", "Referer header required for CSRF protection")
+        session.last_seen = now
+        return token, session
+
+    # ---- HTTP server ----
+    def start(self, host: str, port: int, certfile: str, keyfile: str) -> int:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(certfile, keyfile)
+        sim = self
+
+        class Handler(PapiHandler):
+            simulator = sim
+
+        httpd = ThreadingHTTPServer((host, port), Handler)
+        httpd.daemon_threads = True
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, name="onefs-sim", daemon=True)
+        self._thread.start()
+        return httpd.server_address[1]
+
+    def serve_forever(self, host: str, port: int, certfile: str, keyfile: str) -> None:
+        self.start(host, port, certfile, keyfile)
+        assert self._thread is not None
+        self._thread.join()
+
+    def stop(self) -> None:
+        if self._httpd:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+
+class PapiHandler(BaseHTTPRequestHandler):
+    simulator: OneFSSimulator
+    server_version = "Apache"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the request log is in memory
+        return
+
+    # every verb goes through one dispatcher
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        if not length:
+            return None
+        raw = self.rfile.read(length)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise bad_request("Request body is not valid JSON") from None
+
+    def _send(self, status: int, body: Any = None, cookies: list[str] | None = None) -> None:
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for c in cookies or []:
+            self.send_header("Set-Cookie", c)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _dispatch(self, method: str) -> None:
+        sim = self.simulator
+        parsed = urllib.parse.urlsplit(self.path)
+        path = urllib.parse.unquote(parsed.path)
+        query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
+        status = 500
+        user = None
+        try:
+            with sim.lock:
+                fault = next((f for f in sim.faults if f.matches(method, path)), None)
+                if fault is not None:
+                    if fault.count is not None:
+                        fault.count -= 1
+                        if fault.count <= 0:
+                            sim.faults.remove(fault)
+                    raise PapiError(fault.status, "AEC_SYSTEM_INTERNAL_ERROR", fault.message)
+                body = self._body() if method in ("POST", "PUT") else None
+                if path.rstrip("/") == "/session/1/session" and method == "POST":
+                    token, session = sim.login(body)
+                    status = 201
+                    user = session.user
+                    self._send(201, {"services": body["services"], "timeout_absolute": int(sim.absolute_timeout),
+                                     "timeout_inactive": int(sim.idle_timeout), "username": session.user},
+                               cookies=[f"isisessid={token}; path=/; HttpOnly; Secure",
+                                        f"isicsrf={session.csrf}; path=/; Secure"])
+                    return
+                token, session = sim.authenticate(self.headers.get("Cookie"), self.headers.get("X-CSRF-Token"),
+                                                  self.headers.get("Referer"))
+                user = session.user
+                status, result = route(sim, method, path, query, body, self.headers, token)
+                self._send(status, result)
+        except PapiError as err:
+            status = err.status
+            self._send(err.status, err.body())
+        except Exception as exc:  # an unexpected simulator bug must still answer like a cluster would
+            status = 500
+            self._send(500, {"errors": [{"code": "AEC_SYSTEM_INTERNAL_ERROR", "message": f"{type(exc).__name__}: {exc}"}]})
+        finally:
+            with sim.lock:
+                sim.requests.append(RequestRecord(method, path, parsed.query, status, user))
+
+
+_PLATFORM = re.compile(r"^/platform/(\d+)/(.+?)/?$")
+
+
+def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], body: Any, headers: Any,
+          token: str) -> tuple[int, Any]:
+    c = sim.cluster
+    if path.rstrip("/") == "/session/1/session":
+        if method == "GET":
+            s = sim.sessions[token]
+            return 200, {"services": ["platform", "namespace"], "timeout_absolute": int(sim.absolute_timeout),
+                         "timeout_inactive": int(sim.idle_timeout), "username": s.user}
+        if method == "DELETE":
+            sim.sessions.pop(token, None)
+            return 204, None
+    if path.rstrip("/") == "/platform/latest" and method == "GET":
+        return 200, {"latest": str(PAPI_LATEST)}
+    if path.startswith("/namespace/"):
+        return namespace(sim, method, path, query, body, headers)
+    m = _PLATFORM.match(path)
+    if not m:
+        raise not_found(f"Path not found: {path}")
+    version, resource = int(m.group(1)), m.group(2)
+    if version < 1 or version > PAPI_LATEST:
+        raise not_found(f"Path not found: {path} (this cluster serves PAPI versions 1..{PAPI_LATEST})")
+    parts = resource.split("/")
+    zone = query.get("zone")
+
+    def need(minimum: int) -> None:
+        if version < minimum:
+            raise not_found(f"Path not found: {path} (available from PAPI version {minimum})")
+
+    if method == "GET" and resource == "cluster/config":
+        return 200, c.config()
+    if method == "GET" and resource == "cluster/identity":
+        return 200, c.identity()
+    if method == "GET" and resource == "cluster/nodes":
+        need(3)
+        return 200, c.node_list()
+    if resource == "zones" and method == "GET":
+        return 200, c.zone_list()
+    if parts[0] == "zones" and len(parts) == 2 and method == "GET":
+        c.zone(parts[1])
+        return 200, {"zones": [c.zone_view(parts[1])]}
+    if parts[:3] == ["protocols", "nfs", "exports"]:
+        if len(parts) == 3:
+            if method == "GET":
+                return 200, c.list_exports(zone, query.get("path"))
+            if method == "POST":
+                with _exports_rollback(sim):
+                    eid = c.create_export(body, zone, sim.backend.path_exists)
+                    _apply_exports(sim)
+                return 201, {"id": eid}
+        elif len(parts) == 4:
+            try:
+                eid = int(parts[3])
+            except ValueError:
+                raise not_found(f"Export '{parts[3]}' not found: export ids are numeric") from None
+            if method == "GET":
+                return 200, c.get_export(eid, zone)
+            if method == "PUT":
+                with _exports_rollback(sim):
+                    c.update_export(eid, body, zone, sim.backend.path_exists)
+                    _apply_exports(sim)
+                return 204, None
+            if method == "DELETE":
+                with _exports_rollback(sim):
+                    c.delete_export(eid, zone)
+                    _apply_exports(sim)
+                return 204, None
+    if parts[:2] == ["quota", "quotas"]:
+        if len(parts) == 2:
+            if method == "GET":
+                wanted = query.get("path")
+                items = [c.quota_view(qid, sim.backend.quota_usage(q)) for qid, q in sorted(c.quotas.items())
+                         if wanted is None or q["path"] == wanted.rstrip("/")]
+                return 200, {"quotas": items, "resume": None, "total": len(items)}
+            if method == "POST":
+                qid = c.create_quota(body, sim.backend.path_exists)
+                try:
+                    sim.backend.apply_quota(c.quotas[qid])
+                except PapiError:
+                    c.quotas.pop(qid, None)
+                    raise
+                sim.save()
+                return 201, {"id": qid}
+        elif len(parts) == 3:
+            qid = parts[2]
+            if qid not in c.quotas:
+                raise not_found(f"Quota {qid} not found")
+            if method == "GET":
+                return 200, {"quotas": [c.quota_view(qid, sim.backend.quota_usage(c.quotas[qid]))]}
+            if method == "PUT":
+                c.update_quota(qid, body)
+                sim.backend.apply_quota(c.quotas[qid])
+                sim.save()
+                return 204, None
+            if method == "DELETE":
+                q = c.delete_quota(qid)
+                sim.backend.remove_quota(q)
+                sim.save()
+                return 204, None
+    if parts[0] == "network":
+        need(3)
+        if resource == "network/pools" and method == "GET":
+            return 200, c.pool_list()
+        if resource == "network/interfaces" and method == "GET":
+            ifaces = sim.backend.interfaces()
+            return 200, {"interfaces": [_iface_view(i, c) for i in ifaces], "resume": None, "total": len(ifaces)}
+        if len(parts) >= 5 and parts[1] == "groupnets" and parts[3] == "subnets":
+            groupnet, subnet = parts[2], parts[4]
+            if len(parts) == 5 and method == "GET":
+                return 200, {"subnets": [c.subnet(groupnet, subnet)]}
+            if len(parts) == 6 and parts[5] == "pools":
+                if method == "GET":
+                    c.subnet(groupnet, subnet)
+                    pools = [p for p in c.pool_list()["pools"] if p["groupnet"] == groupnet and p["subnet"] == subnet]
+                    return 200, {"pools": pools, "resume": None, "total": len(pools)}
+                if method == "POST":
+                    pid = c.create_pool(groupnet, subnet, body)
+                    sim.save()
+                    return 201, {"id": pid}
+            if len(parts) == 7 and parts[5] == "pools":
+                if method == "GET":
+                    return 200, c.get_pool(groupnet, subnet, parts[6])
+                if method == "PUT":
+                    c.update_pool(groupnet, subnet, parts[6], body)
+                    sim.save()
+                    return 204, None
+    raise not_found(f"Path not found: {method} {path}")
+
+
+def _iface_view(iface: dict[str, Any], c: Cluster) -> dict[str, Any]:
+    owners = []
+    for p in c.pools.values():
+        if any(i.get("iface") == iface["name"] and i.get("lnn") == iface["lnn"] for i in p.get("ifaces", [])):
+            owners.append({"groupnet": p["groupnet"], "subnet": p["subnet"], "pool": p["name"],
+                           "ip_addrs": iface["ip_addrs"], "type": "static"})
+    return {"id": f"{iface['lnn']}:{iface['name']}", "lnn": iface["lnn"], "name": iface["name"],
+            "ip_addrs": iface["ip_addrs"], "status": iface["status"], "mtu": iface.get("mtu"),
+            "owners": owners, "type": "ethernet", "nic_name": iface["name"], "flags": [], "vlans": []}
+
+
+@contextlib.contextmanager
+def _exports_rollback(sim: OneFSSimulator) -> Iterator[None]:
+    """Keep the API and the kernel's export table in step: a failed exportfs undoes the change."""
+    saved = copy.deepcopy(sim.cluster.exports)
+    saved_next = sim.cluster.next_export_id
+    try:
+        yield
+    except PapiError:
+        sim.cluster.exports = saved
+        sim.cluster.next_export_id = saved_next
+        with contextlib.suppress(PapiError):  # put the previous table back; the original error is what counts
+            sim.backend.apply_exports(saved)
+        raise
+
+
+def _apply_exports(sim: OneFSSimulator) -> None:
+    sim.backend.apply_exports(sim.cluster.exports)
+    sim.save()
+
+
+def _persona_view(name: str, kind: str) -> dict[str, Any]:
+    ids = {"user": {"root": "UID:0", "nobody": "UID:65534"}, "group": {"root": "GID:0", "wheel": "GID:0",
+                                                                       "nogroup": "GID:65534"}}
+    pid = ids[kind].get(name, f"{'UID' if kind == 'user' else 'GID'}:{name}")
+    return {"id": pid, "name": name, "type": kind}
+
+
+def _persona_name(value: Any, kind: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.split(":", 1)[1] if ":" in value else value
+    if isinstance(value, dict):
+        if value.get("name"):
+            return str(value["name"])
+        if value.get("id"):
+            return _persona_name(value["id"], kind)
+    raise bad_request(f"invalid {kind} persona {value!r}")
+
+
+def namespace(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], body: Any,
+              headers: Any) -> tuple[int, Any]:
+    """RESTful Access to Namespace (RAN), access point 'ifs' only: directories and their ACL/mode."""
+    fs_path = path[len("/namespace"):].rstrip("/") or "/"
+    if not (fs_path == "/ifs" or fs_path.startswith("/ifs/")):
+        raise not_found(f"Access point not found for {path}")
+    if ".." in fs_path.split("/"):
+        raise bad_request("'..' is not allowed in a namespace path")
+    backend = sim.backend
+    if "acl" in query:
+        info = backend.dir_info(fs_path)
+        if info is None:
+            raise not_found(f"Path '{fs_path}' not found")
+        if method == "GET":
+            return 200, {"acl": [], "authoritative": "mode", "group": _persona_view(info["group"], "group"),
+                         "mode": info["mode"], "owner": _persona_view(info["owner"], "user")}
+        if method == "PUT":
+            if not isinstance(body, dict):
+                raise bad_request("ACL body must be a JSON object")
+            mode = body.get("mode")
+            if mode is not None and not re.fullmatch(r"0?[0-7]{3,4}", str(mode)):
+                raise bad_request(f"Field: mode: invalid mode {mode!r}", "mode")
+            backend.set_acl(fs_path, _persona_name(body.get("owner"), "user"),
+                            _persona_name(body.get("group"), "group"), f"{int(str(mode), 8):04o}" if mode else None)
+            sim.save()
+            return 200, None
+    if method in ("GET", "HEAD"):
+        info = backend.dir_info(fs_path)
+        if info is None:
+            raise not_found(f"Path '{fs_path}' not found")
+        if "metadata" in query:
+            return 200, {"attrs": [{"name": "type", "namespace": None, "value": "container"},
+                                   {"name": "mode", "namespace": None, "value": info["mode"]},
+                                   {"name": "owner", "namespace": None, "value": info["owner"]},
+                                   {"name": "group", "namespace": None, "value": info["group"]}]}
+        return 200, {"children": []}
+    if method == "PUT":
+        if (headers.get("x-isi-ifs-target-type") or "").lower() != "container":
+            raise bad_request("the simulator creates directories only (x-isi-ifs-target-type: container)")
+        mode = headers.get("x-isi-ifs-access-control") or "0700"
+        if not re.fullmatch(r"0?[0-7]{3,4}", mode):
+            raise bad_request(f"x-isi-ifs-access-control: {mode!r} is not an octal mode")
+        recursive = query.get("recursive", "").lower() == "true"
+        backend.make_dir(fs_path, f"{int(mode, 8):04o}", recursive, sim.user)
+        sim.save()
+        return 200, None
+    raise not_found(f"{method} not supported on {path}")

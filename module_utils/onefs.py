@@ -1,0 +1,454 @@
+# Copyright: the powerscale-dgx-ra authors
+# Apache License 2.0
+"""OneFS Platform API (PAPI) client shared by the powerscale_* modules.
+
+Standard library only, so it runs wherever Ansible runs a module. What it does, following the public PAPI
+documentation and Dell's own clients:
+
+* session login: ``POST /session/1/session`` with ``{"username", "password", "services": ["platform",
+  "namespace"]}``; the cluster answers 201 and sets the cookies ``isisessid`` and ``isicsrf``. Every later
+  call carries the ``isisessid`` cookie, the ``X-CSRF-Token`` header (the ``isicsrf`` value) and a
+  ``Referer`` of the cluster's own URL, as OneFS 8.2+ requires.
+* a 401 on a call means the session expired (idle or absolute timeout) or was dropped by the cluster:
+  log in again once and repeat the call.
+* TLS is verified by default, against the system store or a CA bundle (``ca_path``). Turning verification
+  off must be explicit (``validate_certs=False``).
+* bounded retries with exponential backoff on HTTP 5xx and on connection errors, never on 4xx (a 4xx
+  is an answer: repeating it gives the same answer) and never on a failed certificate check.
+* PAPI error bodies ``{"errors": [{"code": "AEC_...", "message": "..."}]}`` become :class:`OneFSError`
+  whose text names the method, the path, the HTTP status, the code and the message.
+* API version discovery: ``GET /platform/latest`` gives the highest PAPI version the cluster serves.
+
+The password is held only in the :class:`OneFSConnection` (``repr=False``) and in the login request body;
+it is never part of an exception, a message or a log entry.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+SESSION_PATH = "/session/1/session"
+SESSION_SERVICES = ["platform", "namespace"]
+MUTATING_METHODS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+
+# Connection options every powerscale_* module accepts (merged into its argument_spec).
+ONEFS_ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "api_host": {"type": "str", "required": True},
+    "api_port": {"type": "int", "default": 8080},
+    "api_user": {"type": "str", "required": True},
+    "api_password": {"type": "str", "required": True, "no_log": True},
+    "validate_certs": {"type": "bool", "default": True},
+    "ca_path": {"type": "path"},
+    "api_timeout": {"type": "int", "default": 30},
+    "api_retries": {"type": "int", "default": 4},
+    "api_retry_backoff": {"type": "float", "default": 1.0},
+}
+
+# The same options as a DOCUMENTATION fragment, kept next to the spec so they cannot drift apart.
+ONEFS_DOC_OPTIONS = r"""
+  api_host:
+    description: Address or name of the cluster's Platform API (any node, or the SmartConnect service IP).
+    type: str
+    required: true
+  api_port:
+    description: HTTPS port of the Platform API.
+    type: int
+    default: 8080
+  api_user:
+    description: OneFS user with the RBAC privileges the module needs (for example ISI_PRIV_NFS, ISI_PRIV_QUOTA).
+    type: str
+    required: true
+  api_password:
+    description: Password of O(api_user). Never logged or returned.
+    type: str
+    required: true
+  validate_certs:
+    description:
+      - Verify the cluster's TLS certificate. Turning this off is an explicit, visible choice;
+        prefer O(ca_path).
+    type: bool
+    default: true
+  ca_path:
+    description: PEM bundle of the CA that signs the cluster's certificate (default is the system store).
+    type: path
+  api_timeout:
+    description: Seconds to wait for one HTTP request.
+    type: int
+    default: 30
+  api_retries:
+    description: Retries after an HTTP 5xx answer or a connection error (never after a 4xx).
+    type: int
+    default: 4
+  api_retry_backoff:
+    description: First pause between retries in seconds; it doubles on each retry (at most 30 s).
+    type: float
+    default: 1.0
+"""
+
+
+class OneFSError(Exception):
+    """A failed Platform API call, with a message fit for an operator (never any credential)."""
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
+                 method: str | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.method = method
+        self.path = path
+
+
+class OneFSAuthError(OneFSError):
+    """Login refused: wrong user or password, or the user lacks ISI_PRIV_LOGIN_PAPI."""
+
+
+class OneFSTLSError(OneFSError):
+    """The cluster's certificate could not be verified."""
+
+
+@dataclass(frozen=True)
+class OneFSConnection:
+    host: str
+    user: str
+    password: str = field(repr=False)
+    port: int = 8080
+    validate_certs: bool = True
+    ca_path: str | None = None
+    timeout: float = 30
+    retries: int = 4
+    retry_backoff: float = 1.0
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"https://{host}:{self.port}"
+
+    @classmethod
+    def from_module_params(cls, params: dict[str, Any]) -> OneFSConnection:
+        return cls(
+            host=params["api_host"],
+            port=params["api_port"],
+            user=params["api_user"],
+            password=params["api_password"],
+            validate_certs=params["validate_certs"],
+            ca_path=params.get("ca_path") or None,
+            timeout=params["api_timeout"],
+            retries=max(0, params["api_retries"]),
+            retry_backoff=max(0.0, params["api_retry_backoff"]),
+        )
+
+
+def papi_error_text(body: bytes | str | None) -> tuple[str | None, str]:
+    """Return (first error code, all messages joined) from a PAPI error body, tolerating non-JSON bodies."""
+    if body is None:
+        return None, ""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None, text.strip()[:300]
+    errors = data.get("errors") if isinstance(data, dict) else None
+    if not isinstance(errors, list) or not errors:
+        return None, text.strip()[:300]
+    code = None
+    parts = []
+    for err in errors:
+        if not isinstance(err, dict):
+            continue
+        code = code or err.get("code")
+        msg = str(err.get("message", "")).strip()
+        if err.get("field"):
+            msg = f"{msg} (field {err['field']})"
+        parts.append(f"{err.get('code', '?')}: {msg}")
+    return code, "; ".join(parts)
+
+
+def parse_set_cookies(headers: list[str]) -> dict[str, str]:
+    """Cookie name -> value from Set-Cookie header values."""
+    cookies: dict[str, str] = {}
+    for header in headers:
+        first = header.split(";", 1)[0]
+        if "=" in first:
+            name, value = first.split("=", 1)
+            cookies[name.strip()] = value.strip()
+    return cookies
+
+
+def backoff_delays(retries: int, first: float, cap: float = 30.0) -> list[float]:
+    """Pauses before each retry: first, 2*first, 4*first, ... capped."""
+    return [min(cap, first * (2**i)) for i in range(retries)]
+
+
+class OneFSClient:
+    """A session-authenticated Platform API client.
+
+    ``opener`` and ``sleep`` are injectable for tests. ``calls`` records (method, path, status) of every
+    HTTP exchange, for the module's debug output; it never holds bodies or headers.
+    """
+
+    def __init__(self, conn: OneFSConnection, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.conn = conn
+        self._sleep = sleep
+        self._session_id: str | None = None
+        self._csrf: str | None = None
+        self._api_version: int | None = None
+        self.calls: list[tuple[str, str, int | None]] = []
+        self._ssl = self._ssl_context()
+
+    # ---- TLS -------------------------------------------------------------------------------------
+    def _ssl_context(self) -> ssl.SSLContext:
+        if not self.conn.validate_certs:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            return ctx
+        try:
+            return ssl.create_default_context(cafile=self.conn.ca_path or None)
+        except (OSError, ssl.SSLError) as exc:
+            raise OneFSTLSError(
+                f"cannot load the CA bundle ca_path={self.conn.ca_path!r}: {exc}. "
+                "Give a readable PEM file that holds the CA which signed the cluster's certificate."
+            ) from None
+
+    # ---- low level -------------------------------------------------------------------------------
+    def _url(self, path: str, query: dict[str, Any] | None) -> str:
+        url = self.conn.base_url + urllib.parse.quote(path, safe="/:@-._~!$&'()*+,;=")
+        if query:
+            parts = []
+            for key, value in query.items():
+                if value is None:
+                    continue
+                if value is True or value == "":
+                    parts.append(urllib.parse.quote(key))
+                else:
+                    parts.append(f"{urllib.parse.quote(key)}={urllib.parse.quote(str(value), safe='')}")
+            if parts:
+                url += "?" + "&".join(parts)
+        return url
+
+    def _send_once(self, method: str, path: str, query: dict[str, Any] | None, body: bytes | None,
+                   headers: dict[str, str]) -> tuple[int, bytes, Any]:
+        req = urllib.request.Request(self._url(path, query), data=body, method=method)
+        for key, value in headers.items():
+            req.add_header(key, value)
+        try:
+            with urllib.request.urlopen(req, timeout=self.conn.timeout, context=self._ssl) as resp:
+                return resp.status, resp.read(), resp.headers
+        except urllib.error.HTTPError as exc:
+            data = exc.read() if exc.fp is not None else b""
+            return exc.code, data, exc.headers
+
+    def _send(self, method: str, path: str, query: dict[str, Any] | None, body: bytes | None,
+              headers: dict[str, str]) -> tuple[int, bytes, Any]:
+        """One logical request with bounded retries on 5xx and connection errors."""
+        delays = backoff_delays(self.conn.retries, self.conn.retry_backoff)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                status, data, resp_headers = self._send_once(method, path, query, body, headers)
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
+                reason = getattr(exc, "reason", exc)
+                if isinstance(reason, ssl.SSLCertVerificationError) or isinstance(exc, ssl.SSLCertVerificationError):
+                    raise OneFSTLSError(
+                        f"TLS certificate of {self.conn.base_url} could not be verified ({_short(reason)}). "
+                        "Set ca_path (powerscale_ca_path) to the CA bundle that signs it; turn "
+                        "validate_certs (powerscale_validate_certs) off only deliberately.",
+                        method=method, path=path,
+                    ) from None
+                self.calls.append((method, path, None))
+                if attempt > len(delays):
+                    raise OneFSError(
+                        f"OneFS API {method} {path} on {self.conn.base_url}: connection failed after "
+                        f"{attempt} attempt(s): {_short(reason)}",
+                        method=method, path=path,
+                    ) from None
+                self._sleep(delays[attempt - 1])
+                continue
+            self.calls.append((method, path, status))
+            if status >= 500 and attempt <= len(delays):
+                self._sleep(delays[attempt - 1])
+                continue
+            if status >= 500:
+                code, text = papi_error_text(data)
+                raise OneFSError(
+                    f"OneFS API {method} {path} failed with HTTP {status} after {attempt} attempt(s) "
+                    f"(api_retries={self.conn.retries}): {text or 'no error body'}",
+                    status=status, code=code, method=method, path=path,
+                )
+            return status, data, resp_headers
+
+    # ---- session ---------------------------------------------------------------------------------
+    def login(self) -> None:
+        body = json.dumps(
+            {"username": self.conn.user, "password": self.conn.password, "services": SESSION_SERVICES}
+        ).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   "Referer": self.conn.base_url}
+        status, data, resp_headers = self._send("POST", SESSION_PATH, None, body, headers)
+        if status in (401, 403):
+            _code, text = papi_error_text(data)
+            raise OneFSAuthError(
+                f"OneFS refused the login of user {self.conn.user!r} at {self.conn.base_url} (HTTP {status}"
+                f"{': ' + text if text else ''}). Check powerscale_api_user and powerscale_api_password, "
+                "and that the user holds ISI_PRIV_LOGIN_PAPI.",
+                status=status, method="POST", path=SESSION_PATH,
+            )
+        if status not in (200, 201):
+            code, text = papi_error_text(data)
+            raise OneFSError(f"OneFS login at {self.conn.base_url} failed with HTTP {status}: {text}",
+                             status=status, code=code, method="POST", path=SESSION_PATH)
+        cookies = parse_set_cookies(resp_headers.get_all("Set-Cookie") or [])
+        if "isisessid" not in cookies:
+            raise OneFSError(f"OneFS login at {self.conn.base_url} answered {status} without an isisessid "
+                             "cookie: is this a OneFS Platform API endpoint?", status=status,
+                             method="POST", path=SESSION_PATH)
+        self._session_id = cookies["isisessid"]
+        self._csrf = cookies.get("isicsrf")
+
+    def logout(self) -> None:
+        """End the session (best effort: a cluster that already dropped it is fine)."""
+        if not self._session_id:
+            return
+        try:
+            self._send("DELETE", SESSION_PATH, None, None, self._auth_headers())
+        except OneFSError:
+            pass
+        finally:
+            self._session_id = None
+            self._csrf = None
+
+    def _auth_headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "Referer": self.conn.base_url,
+                   "Cookie": f"isisessid={self._session_id}"}
+        if self._csrf:
+            headers["X-CSRF-Token"] = self._csrf
+        return headers
+
+    # ---- public calls ----------------------------------------------------------------------------
+    def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, body: Any = None,
+                headers: dict[str, str] | None = None, ok_missing: bool = False) -> Any:
+        """Call the API and return the decoded JSON body (None for an empty body).
+
+        ``ok_missing``: a 404 returns None instead of raising.
+        """
+        method = method.upper()
+        payload = json.dumps(body).encode() if body is not None else None
+        relogged = False
+        if not self._session_id:
+            self.login()
+            relogged = True
+        while True:
+            all_headers = self._auth_headers()
+            if payload is not None:
+                all_headers["Content-Type"] = "application/json"
+            all_headers.update(headers or {})
+            status, data, _ = self._send(method, path, query, payload, all_headers)
+            if status == 401 and not relogged:
+                # Session expired or was dropped: log in again, once, and repeat the call.
+                self.login()
+                relogged = True
+                continue
+            break
+        if 200 <= status < 300:
+            if not data:
+                return None
+            try:
+                return json.loads(data)
+            except ValueError:
+                raise OneFSError(f"OneFS API {method} {path}: answer is not JSON: {data[:200]!r}",
+                                 status=status, method=method, path=path) from None
+        if status == 404 and ok_missing:
+            return None
+        code, text = papi_error_text(data)
+        shown = path + ("?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+                        if query else "")
+        raise OneFSError(f"OneFS API {method} {shown} failed with HTTP {status}: {text or 'no error body'}",
+                         status=status, code=code, method=method, path=path)
+
+    def get(self, path: str, **kw: Any) -> Any:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, body: Any, **kw: Any) -> Any:
+        return self.request("POST", path, body=body, **kw)
+
+    def put(self, path: str, body: Any = None, **kw: Any) -> Any:
+        return self.request("PUT", path, body=body, **kw)
+
+    def delete(self, path: str, **kw: Any) -> Any:
+        return self.request("DELETE", path, **kw)
+
+    def get_all(self, path: str, key: str, query: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Follow PAPI ``resume`` tokens and return every item of a collection."""
+        items: list[dict[str, Any]] = []
+        q = dict(query or {})
+        while True:
+            data = self.get(path, query=q) or {}
+            items.extend(data.get(key) or [])
+            resume = data.get("resume")
+            if not resume:
+                return items
+            q = {"resume": resume}
+
+    # ---- versions --------------------------------------------------------------------------------
+    def api_version(self) -> int:
+        """Highest PAPI version served by the cluster (``GET /platform/latest``)."""
+        if self._api_version is None:
+            data = self.get("/platform/latest") or {}
+            latest = str(data.get("latest", ""))
+            try:
+                self._api_version = int(latest.split(".")[0])
+            except ValueError:
+                raise OneFSError(f"GET /platform/latest gave no usable version: {data!r}") from None
+        return self._api_version
+
+    def platform(self, wanted: int, resource: str, minimum: int = 1) -> str:
+        """``/platform/<v>/<resource>`` with v = min(wanted, cluster latest), refusing clusters below minimum."""
+        latest = self.api_version()
+        if latest < minimum:
+            raise OneFSError(f"the cluster serves PAPI up to version {latest}; /{resource} needs {minimum} "
+                             "or later (upgrade OneFS)")
+        return f"/platform/{min(wanted, latest)}/{resource.lstrip('/')}"
+
+
+def _short(reason: Any) -> str:
+    text = str(reason)
+    return text if len(text) < 300 else text[:300] + "..."
+
+
+# ---- helpers shared by the modules -------------------------------------------------------------------
+
+def persona_name(value: Any) -> str | None:
+    """'USER:nobody' / {'id': 'USER:nobody'} / {'name': 'nobody'} / 'nobody' -> 'nobody'; UID:65534 kept."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if value.get("id"):
+            return persona_name(value["id"])
+        return value.get("name")
+    text = str(value)
+    prefix, sep, rest = text.partition(":")
+    if sep and prefix.upper() in ("USER", "GROUP"):
+        return rest
+    return text
+
+
+def namespace_path(ifs_path: str) -> str:
+    """/ifs/data/x -> /namespace/ifs/data/x (the default 'ifs' access point of the RESTful Access to Namespace)."""
+    if not ifs_path.startswith("/ifs"):
+        raise OneFSError(f"path {ifs_path!r} is not under /ifs")
+    return "/namespace" + ifs_path.rstrip("/")
+
+
+def module_client(module: Any) -> OneFSClient:
+    """Build a client from an AnsibleModule's parameters."""
+    return OneFSClient(OneFSConnection.from_module_params(module.params))
