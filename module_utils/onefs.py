@@ -452,3 +452,31 @@ def namespace_path(ifs_path: str) -> str:
 def module_client(module: Any) -> OneFSClient:
     """Build a client from an AnsibleModule's parameters."""
     return OneFSClient(OneFSConnection.from_module_params(module.params))
+
+
+def run_onefs_module(module: Any, work: Callable[[OneFSClient], dict[str, Any]]) -> None:
+    """Run ``work(client)`` and exit the module: its result dict on success, a clear failure otherwise.
+
+    The session is always logged out. Only OneFSError messages (which never hold credentials) reach the
+    operator; ``api_calls`` lists method, path and status of each HTTP exchange for -vvv debugging.
+    """
+    try:
+        client = module_client(module)
+    except OneFSError as exc:
+        module.fail_json(msg=exc.message)
+        return
+    try:
+        result = work(client)
+    except OneFSError as exc:
+        client.logout()
+        module.fail_json(msg=exc.message, status=exc.status, code=exc.code,
+                         api_calls=[list(c) for c in client.calls])
+        return
+    client.logout()
+    result.setdefault("api_calls", [list(c) for c in client.calls])
+    module.exit_json(**result)
+
+
+def sorted_unique(values: Any) -> list[str]:
+    """Order-insensitive form of a client/flavor list."""
+    return sorted({str(v).strip() for v in values or []})
