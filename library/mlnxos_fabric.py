@@ -1,0 +1,313 @@
+#!/usr/bin/python
+# Copyright: the powerscale-dgx-ra authors
+# Apache License 2.0
+"""Declarative configuration of an MLNX-OS InfiniBand switch (QM8700) through its JSON API or SSH CLI."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: mlnxos_fabric
+short_description: Declarative configuration of an NVIDIA MLNX-OS InfiniBand switch (QM8700)
+description:
+  - Brings an MLNX-OS switch to a declared state, idempotently, over the MLNX-OS JSON API
+    (C(POST /admin/launch?script=rh&template=login&action=login) with C(f_user_id)/C(f_password), then
+    C(POST /admin/launch?script=json) with a JSON list of commands, checking each command's status), or over the
+    SSH CLI (C(enable), C(configure terminal), errors are lines starting with C(%)).
+  - Reads the live state first (C(show hosts), C(show ib sm), C(show interfaces ib), C(show ib partition),
+    C(show ntp configured), C(show logging)) and sends only the difference, then C(configuration write) when
+    something changed.
+  - Covers the hostname, the subnet manager (enabled, priority), HDR port speeds, splits, descriptions and admin
+    state, partitions (pkey, IPoIB, IB MTU from the IPoIB MTU), NTP and remote syslog servers.
+  - Never removes what the input does not declare; undeclared ports and partitions are untouched, undeclared NTP
+    and syslog servers are kept (and reported as C(unmanaged)) unless I(purge=true).
+  - The whole input is validated before the switch is contacted; every problem is reported at once.
+  - In check mode only C(show) commands are sent; the diff shows what would change.
+version_added: "0.1.0"
+author: powerscale-dgx-ra
+options:
+  api_host:
+    description: Management address of the switch.
+    type: str
+    required: true
+  api_port:
+    description: HTTPS port of the JSON API.
+    type: int
+    default: 443
+  ssh_port:
+    description: SSH port of the CLI (used with I(transport=cli) or I(cli_fallback=true)).
+    type: int
+    default: 22
+  username:
+    description: Management user.
+    type: str
+    required: true
+  password:
+    description: Password of I(username). Never logged, never returned.
+    type: str
+    required: true
+  transport:
+    description: C(json) for the MLNX-OS JSON API over HTTPS, C(cli) for the SSH CLI.
+    type: str
+    choices: [json, cli]
+    default: json
+  cli_fallback:
+    description:
+      - With I(transport=json), use the SSH CLI when the JSON API cannot be reached at all (connection refused,
+        timeout). A refused login or a failed TLS verification never falls back.
+    type: bool
+    default: false
+  validate_certs:
+    description: Verify the switch's TLS certificate. Turn off only for a switch whose certificate cannot be fixed.
+    type: bool
+    default: true
+  ca_path:
+    description: PEM file of the CA that signed the switch's certificate (in addition to the system CAs).
+    type: path
+  timeout:
+    description: Seconds to wait for the switch per request.
+    type: int
+    default: 30
+  ssh_host_key_checking:
+    description: Refuse an SSH host key that is not in the known hosts (system and I(ssh_known_hosts)).
+    type: bool
+    default: false
+  ssh_known_hosts:
+    description: known_hosts file for I(ssh_host_key_checking).
+    type: path
+  hostname:
+    description: Switch hostname. Left as is when omitted.
+    type: str
+  sm:
+    description: The switch's subnet manager. Left as is when omitted.
+    type: dict
+    suboptions:
+      enabled:
+        description: Run the SM (C(ib sm)).
+        type: bool
+        default: true
+      priority:
+        description: SM priority 0-15 (C(ib sm priority)); the highest enabled SM of the subnet is elected master.
+        type: int
+      role:
+        description: The designed role (C(master) or C(standby)); used by M(mlnxos_facts) to verify the election.
+        type: str
+        choices: [master, standby]
+  ports:
+    description: Ports to manage; other ports are not touched.
+    type: list
+    elements: dict
+    suboptions:
+      range:
+        description: C(1/N), C(1/N-1/M) or a comma-separated list of those (QM8700 ports 1/1 to 1/40).
+        type: str
+        required: true
+      speed:
+        description: The one speed to enable (C(interface ib P speed SPEED force)). C(hdr) is 200 Gb/s, or
+          100 Gb/s (HDR100) on a split port.
+        type: str
+        choices: [sdr, ddr, qdr, fdr10, fdr, edr, hdr]
+        default: hdr
+      split:
+        description: C(none) for one 4X port, C(2) to split it into 1/N/1 and 1/N/2 (module-type qsfp-split-2).
+        type: str
+        choices: ["none", "2"]
+        default: "none"
+      description:
+        description: Port description (64 characters at most, no double quotes).
+        type: str
+      enabled:
+        description: Administrative state of the port(s).
+        type: bool
+        default: true
+  partitions:
+    description: Partitions to manage; others are untouched (reported as C(unmanaged)). A partition's pkey is
+      never changed automatically.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: Partition name; C(Default) has pkey 0x7fff.
+        type: str
+        required: true
+      pkey:
+        description: Partition key, hex string C(0x0001)-C(0x7fff).
+        type: str
+        required: true
+      ipoib:
+        description: Enable IPoIB on the partition.
+        type: bool
+        default: false
+      ipoib_mtu:
+        description: IPoIB MTU (252, 508, 1020, 2044 or 4092); the partition's IB MTU is set to this plus 4 bytes.
+        type: int
+  ntp_servers:
+    description: NTP servers (IP addresses); NTP is enabled when the list is not empty.
+    type: list
+    elements: str
+  syslog_servers:
+    description: Remote syslog servers (IP addresses).
+    type: list
+    elements: str
+  purge:
+    description: Remove NTP and syslog servers that are not declared.
+    type: bool
+    default: false
+  validate_only:
+    description: Only validate the input and return it normalized; the switch is not contacted.
+    type: bool
+    default: false
+  input_names:
+    description: Names under which the caller knows the top-level options (for example C(ports) as C(qm8700_ports)), used
+      in error messages so that they name the variable to fix.
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+notes:
+  - Runs on the control node (C(connection=local)); the switch needs no Python.
+  - Requires C(paramiko) for the CLI transport.
+seealso:
+  - module: mlnxos_facts
+"""
+
+EXAMPLES = r"""
+- name: Configure the QM8700 pair
+  mlnxos_fabric:
+    api_host: "{{ qm8700_api_host }}"
+    api_port: 443
+    username: admin
+    password: "{{ qm8700_api_password }}"
+    ca_path: /etc/pki/site-ca.pem
+    hostname: "{{ inventory_hostname }}"
+    sm: {enabled: true, priority: 15, role: master}
+    ports:
+      - {range: "1/1-1/16", speed: hdr, split: "none", description: DGX A100 compute HCAs}
+    partitions:
+      - {name: Default, pkey: "0x7fff", ipoib: true, ipoib_mtu: 4092}
+    ntp_servers: [192.0.2.123]
+    syslog_servers: [192.0.2.124]
+
+- name: Preview only
+  mlnxos_fabric:
+    api_host: 192.0.2.41
+    username: admin
+    password: "{{ qm8700_api_password }}"
+    sm: {enabled: true, priority: 14}
+  check_mode: true
+  diff: true
+"""
+
+RETURN = r"""
+changed:
+  description: Whether configuration commands were sent (or would be, in check mode).
+  returned: always
+  type: bool
+commands:
+  description: The configuration commands sent (in check mode, those that would be sent), without C(configuration write).
+  returned: always
+  type: list
+  elements: str
+  sample: ["ib sm priority 15", "ib sm", "interface ib 1/1 speed hdr force"]
+saved:
+  description: Whether C(configuration write) was run.
+  returned: always
+  type: bool
+transport:
+  description: The transport actually used (C(json api) or C(ssh cli)).
+  returned: when the switch was contacted
+  type: str
+unmanaged:
+  description: Settings found on the switch that the input does not declare and that were left alone.
+  returned: always
+  type: dict
+  sample: {partitions: [storage], ntp_servers: [192.0.2.200]}
+desired:
+  description: The validated, normalized input.
+  returned: always
+  type: dict
+diff:
+  description: Before and after of the managed settings, one per line.
+  returned: when diff mode is on
+  type: dict
+"""
+
+from dataclasses import asdict  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.mlnxos_client import (  # noqa: E402
+    CONNECTION_ARGUMENT_SPEC,
+    MlnxosError,
+    switch_from_params,
+)
+from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
+    SHOW_COMMANDS,
+    ParseError,
+    parse_live_state,
+    plan,
+    render_state,
+    validate_desired,
+)
+
+
+def argument_spec() -> dict:
+    spec = dict(CONNECTION_ARGUMENT_SPEC)
+    spec.update(
+        hostname={"type": "str"},
+        sm={"type": "dict"},
+        ports={"type": "list", "elements": "dict"},
+        partitions={"type": "list", "elements": "dict"},
+        ntp_servers={"type": "list", "elements": "str"},
+        syslog_servers={"type": "list", "elements": "str"},
+        purge={"type": "bool", "default": False},
+        validate_only={"type": "bool", "default": False},
+        input_names={"type": "dict", "default": {}},
+    )
+    return spec
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    desired, errors = validate_desired(params)
+    if errors:
+        rendered = [e.render(params["input_names"]) for e in errors]
+        module.fail_json(msg="invalid input, nothing was sent to the switch: " + "; ".join(rendered),
+                         errors=rendered, changed=False)
+    result = {"changed": False, "commands": [], "saved": False, "unmanaged": {}, "desired": asdict(desired)}
+    if params["validate_only"]:
+        module.exit_json(**result)
+
+    switch = switch_from_params(params)
+    try:
+        live = parse_live_state(switch.run(list(SHOW_COMMANDS)))
+        todo = plan(desired, live)
+        result["transport"] = switch.transport_name
+        result["unmanaged"] = todo.unmanaged
+        if todo.problems:
+            module.fail_json(msg="the switch cannot take the declared state, nothing was changed: "
+                             + "; ".join(todo.problems), problems=todo.problems, **result)
+        result["commands"] = todo.commands
+        result["changed"] = bool(todo.commands)
+        if module._diff:
+            result["diff"] = {"before": render_state(todo.before), "after": render_state(todo.after),
+                              "before_header": f"{params['api_host']} (running)",
+                              "after_header": f"{params['api_host']} (declared)"}
+        if todo.commands and not module.check_mode:
+            # One request: the switch stops at the first failing command, so a failure never reaches the write.
+            switch.run([*todo.commands, "configuration write"])
+            result["saved"] = True
+    except (MlnxosError, ParseError) as exc:
+        module.fail_json(msg=f"{params['api_host']}: {exc}", **result)
+    finally:
+        for warning in switch.warnings:
+            module.warn(warning)
+        switch.close()
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

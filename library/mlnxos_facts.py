@@ -1,0 +1,197 @@
+#!/usr/bin/python
+# Copyright: the powerscale-dgx-ra authors
+# Apache License 2.0
+"""Live state of an MLNX-OS InfiniBand switch (QM8700), and its check against a declared state."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: mlnxos_facts
+short_description: Read and verify the live state of an NVIDIA MLNX-OS InfiniBand switch (QM8700)
+description:
+  - Reads the live state over the MLNX-OS JSON API or the SSH CLI (C(show version), C(show hosts),
+    C(show ib sm), C(show interfaces ib), C(show ib partition), C(show ntp configured), C(show logging)) and
+    returns it parsed. Sends no configuration command.
+  - With I(verify), checks the live state against a declared state (the options of M(mlnxos_fabric)); every
+    declared setting in place, ports that have a link running at the declared speed and line rate, and the
+    subnet manager in its designed state (C(show ib sm) reports master or standby). The mismatches are returned;
+    an output that cannot be parsed fails the task.
+version_added: "0.1.0"
+author: powerscale-dgx-ra
+options:
+  api_host:
+    description: Management address of the switch.
+    type: str
+    required: true
+  api_port:
+    description: HTTPS port of the JSON API.
+    type: int
+    default: 443
+  ssh_port:
+    description: SSH port of the CLI.
+    type: int
+    default: 22
+  username:
+    description: Management user.
+    type: str
+    required: true
+  password:
+    description: Password of I(username). Never logged, never returned.
+    type: str
+    required: true
+  transport:
+    description: C(json) for the MLNX-OS JSON API over HTTPS, C(cli) for the SSH CLI.
+    type: str
+    choices: [json, cli]
+    default: json
+  cli_fallback:
+    description: With I(transport=json), use the SSH CLI when the JSON API cannot be reached at all.
+    type: bool
+    default: false
+  validate_certs:
+    description: Verify the switch's TLS certificate.
+    type: bool
+    default: true
+  ca_path:
+    description: PEM file of the CA that signed the switch's certificate.
+    type: path
+  timeout:
+    description: Seconds to wait for the switch per request.
+    type: int
+    default: 30
+  ssh_host_key_checking:
+    description: Refuse an SSH host key that is not in the known hosts.
+    type: bool
+    default: false
+  ssh_known_hosts:
+    description: known_hosts file for I(ssh_host_key_checking).
+    type: path
+  verify:
+    description:
+      - Declared state to check the live state against; same keys as the options of M(mlnxos_fabric)
+        (C(hostname), C(sm) with C(role), C(ports), C(partitions), C(ntp_servers), C(syslog_servers)).
+    type: dict
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+seealso:
+  - module: mlnxos_fabric
+"""
+
+EXAMPLES = r"""
+- name: Read the live state and check it against the inventory
+  mlnxos_facts:
+    api_host: "{{ qm8700_api_host }}"
+    username: admin
+    password: "{{ qm8700_api_password }}"
+    verify:
+      sm: {enabled: true, priority: 15, role: master}
+      ports:
+        - {range: "1/1-1/16", speed: hdr, split: "none", description: DGX A100 compute HCAs}
+  register: qm8700_live
+
+- name: Fail on any mismatch
+  ansible.builtin.assert:
+    that: qm8700_live.mismatches | length == 0
+    fail_msg: "{{ qm8700_live.mismatches }}"
+"""
+
+RETURN = r"""
+facts:
+  description: The parsed live state.
+  returned: always
+  type: dict
+  contains:
+    hostname:
+      description: Switch hostname.
+      type: str
+    version:
+      description: MLNX-OS release.
+      type: str
+    sm_enabled:
+      description: Whether the SM is enabled.
+      type: bool
+    sm_priority:
+      description: Configured SM priority.
+      type: int
+    sm_state:
+      description: Election state reported by C(show ib sm) (master, standby, disabled).
+      type: str
+    ports:
+      description: Per port - admin state, configured speeds, description, module type, link and actual speed.
+      type: dict
+    partitions:
+      description: Per partition - pkey, IPoIB, IB MTU.
+      type: dict
+    ntp_servers:
+      description: Configured NTP servers.
+      type: list
+    syslog_servers:
+      description: Configured remote syslog servers.
+      type: list
+mismatches:
+  description: With I(verify), every difference between the declared and the live state (empty when it matches).
+  returned: always
+  type: list
+  elements: str
+ports_up:
+  description: With I(verify), the declared ports that have a link.
+  returned: always
+  type: list
+  elements: str
+transport:
+  description: The transport actually used.
+  returned: always
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.mlnxos_client import (  # noqa: E402
+    CONNECTION_ARGUMENT_SPEC,
+    MlnxosError,
+    switch_from_params,
+)
+from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
+    SHOW_COMMANDS,
+    ParseError,
+    parse_live_state,
+    validate_desired,
+    verify,
+)
+
+
+def main() -> None:
+    spec = dict(CONNECTION_ARGUMENT_SPEC)
+    spec["verify"] = {"type": "dict"}
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    params = module.params
+    desired = None
+    expected_sm = None
+    if params["verify"] is not None:
+        desired, errors = validate_desired(params["verify"])
+        if errors:
+            module.fail_json(msg="invalid verify input: " + "; ".join(e.render() for e in errors))
+        expected_sm = (params["verify"].get("sm") or {}).get("role")
+    switch = switch_from_params(params)
+    try:
+        live = parse_live_state(switch.run(list(SHOW_COMMANDS)))
+    except (MlnxosError, ParseError) as exc:
+        module.fail_json(msg=f"{params['api_host']}: {exc}")
+    finally:
+        for warning in switch.warnings:
+            module.warn(warning)
+        switch.close()
+    result = {"changed": False, "facts": live.to_facts(), "transport": switch.transport_name,
+              "mismatches": [], "ports_up": []}
+    if desired is not None:
+        result["mismatches"] = verify(desired, live, expected_sm)
+        declared = [p.name for cage in desired.cages for p in cage.ports]
+        result["ports_up"] = [n for n in declared if n in live.ports and live.ports[n].oper_up]
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,333 @@
+"""MLNX-OS management client: the JSON API over HTTPS, with the SSH CLI as a fallback.
+
+JSON API (MLNX-OS / Onyx, "web https enable"):
+  1. POST /admin/launch?script=rh&template=login&action=login, form fields f_user_id and f_password; the switch
+     answers with a `session` cookie (and a redirect to its dashboard). No cookie means the login was refused.
+  2. POST /admin/launch?script=json with {"commands": [...]}; the answer is {"results": [{"executed_command",
+     "status": "OK"|"ERROR", "status_message", "data"}, ...]}, one per command, and the switch stops at the
+     first failing command. Configuration commands need no `configure terminal` there.
+CLI (paramiko): log in, `no cli session paging enable`, `enable`, `configure terminal`, then one command at a
+time; a line starting with '%' is the switch's error. `show` commands get `| json-print` so that both
+transports feed the same parsers.
+
+Every error carries the switch's own text. The password never appears in a message: it is only sent in the
+login form / SSH authentication, and every message is built from other fields.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import ssl
+import time
+from dataclasses import dataclass
+from http.cookiejar import CookieJar
+from typing import Any
+from urllib.error import HTTPError, URLError
+from urllib.parse import urlencode
+
+try:  # inside Ansible (and in the tests, which put ansible on the path)
+    from ansible.module_utils.urls import Request, SSLValidationError
+except ImportError:  # pragma: no cover - the client is also usable without Ansible
+    Request = None
+
+    class SSLValidationError(Exception):  # type: ignore[no-redef]
+        pass
+
+
+LOGIN_PATH = "/admin/launch?script=rh&template=login&action=login"
+JSON_PATH = "/admin/launch?script=json"
+# hostname [standalone: master] > | # | (config) # | (config interface ib 1/1) #
+PROMPT_RE = re.compile(r"(?m)^\S+ \[[^\]]*\] (?:\([^)]*\) )?[>#] ?$")
+
+
+class MlnxosError(Exception):
+    """Anything that went wrong talking to the switch; str() is safe to show (no secret in it)."""
+
+
+class MlnxosConnectError(MlnxosError):
+    """The management endpoint could not be reached at all (refused, timeout, no route): another transport may."""
+
+
+class MlnxosAuthError(MlnxosError):
+    pass
+
+
+class MlnxosCommandError(MlnxosError):
+    def __init__(self, command: str, message: str, transport: str):
+        self.command = command
+        self.switch_message = message
+        super().__init__(f"the switch rejected '{command}' ({transport}): {message}")
+
+
+@dataclass
+class Endpoint:
+    host: str
+    username: str
+    password: str
+    api_port: int = 443
+    ssh_port: int = 22
+    validate_certs: bool = True
+    ca_path: str | None = None
+    timeout: int = 30
+    ssh_host_key_checking: bool = False
+    ssh_known_hosts: str | None = None
+
+    def where(self, port: int) -> str:
+        return f"{self.host}:{port}"
+
+
+def _scrub(text: str, secret: str) -> str:
+    return text.replace(secret, "********") if secret else text
+
+
+def check_results(commands: list[str], payload: Any, transport: str = "json api") -> list[Any]:
+    """Pure check of a JSON API answer: one OK result per command, else MlnxosCommandError with the switch's text."""
+    if isinstance(payload, dict) and "results" in payload:
+        results = payload["results"]
+    elif isinstance(payload, dict) and "status" in payload:
+        results = [payload]
+    else:
+        raise MlnxosError(f"unexpected JSON API answer (no 'results'): {str(payload)[:300]}")
+    if not isinstance(results, list):
+        raise MlnxosError("unexpected JSON API answer: 'results' is not a list")
+    data: list[Any] = []
+    for index, command in enumerate(commands):
+        if index >= len(results):
+            raise MlnxosCommandError(command, "not executed: the switch stopped before this command "
+                                     f"({len(results)} of {len(commands)} results)", transport)
+        result = results[index]
+        status = str(result.get("status", "")).upper()
+        if status != "OK":
+            message = str(result.get("status_message") or "").strip() or f"status {status or 'missing'}"
+            raise MlnxosCommandError(str(result.get("executed_command") or command), message, transport)
+        data.append(result.get("data"))
+    return data
+
+
+class JsonApiTransport:
+    name = "json api"
+
+    def __init__(self, endpoint: Endpoint):
+        if Request is None:  # pragma: no cover
+            raise MlnxosError("ansible.module_utils.urls is required for the JSON API")
+        self.endpoint = endpoint
+        self.cookies = CookieJar()
+        self.request = Request(
+            cookies=self.cookies,
+            validate_certs=endpoint.validate_certs,
+            ca_path=endpoint.ca_path,
+            timeout=endpoint.timeout,
+            follow_redirects="all",
+        )
+        self.base = f"https://{endpoint.host}:{endpoint.api_port}"
+        self.logged_in = False
+
+    def _open(self, method: str, path: str, data: bytes, headers: dict[str, str]):
+        where = self.endpoint.where(self.endpoint.api_port)
+        try:
+            return self.request.open(method, self.base + path, data=data, headers=headers)
+        except HTTPError as exc:
+            body = exc.read().decode("utf-8", "replace")[:500] if exc.fp else ""
+            raise MlnxosError(f"JSON API at {where} answered HTTP {exc.code} {exc.reason} for {path}: "
+                              f"{_scrub(body, self.endpoint.password)}") from None
+        except SSLValidationError as exc:
+            raise MlnxosError(f"TLS verification of {where} failed: {exc}. Give the CA that signed the switch's "
+                              "certificate (ca_path), or install a certificate the control node trusts; "
+                              "validate_certs=false turns verification off") from None
+        except ssl.SSLError as exc:
+            raise MlnxosError(f"TLS with {where} failed: {exc}") from None
+        except (TimeoutError, URLError, ConnectionError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, ssl.SSLError):
+                raise MlnxosError(f"TLS verification of {where} failed: {reason}. Give the CA that signed the "
+                                  "switch's certificate (ca_path); validate_certs=false turns verification off"
+                                  ) from None
+            raise MlnxosConnectError(f"cannot reach the JSON API at {where}: {reason}") from None
+
+    def login(self) -> None:
+        self.cookies.clear()
+        form = urlencode({"f_user_id": self.endpoint.username, "f_password": self.endpoint.password}).encode()
+        response = self._open("POST", LOGIN_PATH, form, {"Content-Type": "application/x-www-form-urlencoded"})
+        response.read()
+        if not any(cookie.name == "session" for cookie in self.cookies):
+            raise MlnxosAuthError(
+                f"login to the JSON API at {self.endpoint.where(self.endpoint.api_port)} as "
+                f"'{self.endpoint.username}' was refused (no session cookie): check qm8700_api_user and "
+                "the password, and that the user may use the web interface")
+        self.logged_in = True
+
+    def run(self, commands: list[str]) -> list[Any]:
+        if not commands:
+            return []
+        if not self.logged_in:
+            self.login()
+        body = json.dumps({"commands": commands}).encode()
+        for attempt in (1, 2):
+            response = self._open("POST", JSON_PATH, body, {"Content-Type": "application/json"})
+            text = response.read().decode("utf-8", "replace")
+            try:
+                payload = json.loads(text)
+            except ValueError:
+                # An expired session comes back as the login page: log in again once.
+                if attempt == 1 and "login" in (response.geturl() or "") + text[:2000].lower():
+                    self.login()
+                    continue
+                raise MlnxosError(f"JSON API at {self.endpoint.where(self.endpoint.api_port)} did not answer "
+                                  f"JSON: {_scrub(text[:300], self.endpoint.password)}") from None
+            return check_results(commands, payload, self.name)
+        raise MlnxosError("JSON API session could not be re-established")  # pragma: no cover
+
+    def close(self) -> None:
+        self.cookies.clear()
+
+
+class CliTransport:
+    """SSH CLI fallback. Show commands are run with `| json-print`; config commands in `configure terminal`."""
+
+    name = "ssh cli"
+
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self.client = None
+        self.channel = None
+
+    def _read_until_prompt(self, timeout: float | None = None) -> str:
+        deadline = time.monotonic() + (timeout or self.endpoint.timeout)
+        buffer = ""
+        while time.monotonic() < deadline:
+            if self.channel.recv_ready():
+                buffer += self.channel.recv(65536).decode("utf-8", "replace")
+                if PROMPT_RE.search(buffer.rstrip("\r\n ") + " ") or PROMPT_RE.search(buffer):
+                    return buffer.replace("\r", "")
+            elif self.channel.exit_status_ready() or self.channel.closed:
+                break
+            else:
+                time.sleep(0.01)
+        raise MlnxosError(f"no CLI prompt from {self.endpoint.where(self.endpoint.ssh_port)} within "
+                          f"{timeout or self.endpoint.timeout}s; last output: {buffer[-300:]!r}")
+
+    def connect(self) -> None:
+        try:
+            import paramiko
+        except ImportError as exc:  # pragma: no cover
+            raise MlnxosError("paramiko is required for the SSH CLI transport") from exc
+        client = paramiko.SSHClient()
+        if self.endpoint.ssh_host_key_checking:
+            client.load_system_host_keys()
+            if self.endpoint.ssh_known_hosts:
+                client.load_host_keys(self.endpoint.ssh_known_hosts)
+            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        else:
+            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        where = self.endpoint.where(self.endpoint.ssh_port)
+        try:
+            client.connect(self.endpoint.host, port=self.endpoint.ssh_port, username=self.endpoint.username,
+                           password=self.endpoint.password, timeout=self.endpoint.timeout,
+                           allow_agent=False, look_for_keys=False, banner_timeout=self.endpoint.timeout)
+        except paramiko.AuthenticationException:
+            raise MlnxosAuthError(f"SSH login to {where} as '{self.endpoint.username}' was refused") from None
+        except paramiko.SSHException as exc:
+            raise MlnxosError(f"SSH to {where} failed: {_scrub(str(exc), self.endpoint.password)}") from None
+        except (TimeoutError, OSError) as exc:
+            raise MlnxosConnectError(f"cannot reach the SSH CLI at {where}: {exc}") from None
+        self.client = client
+        self.channel = client.invoke_shell(width=512, height=1000)
+        self.channel.settimeout(self.endpoint.timeout)
+        self._read_until_prompt()
+        for setup in ("no cli session paging enable", "enable", "configure terminal"):
+            self._command(setup)
+
+    def _command(self, command: str) -> str:
+        self.channel.send(command + "\n")
+        output = self._read_until_prompt()
+        lines = output.split("\n")
+        # Drop the echo of the command and the trailing prompt.
+        if lines and lines[0].strip().endswith(command.strip()):
+            lines = lines[1:]
+        if lines and PROMPT_RE.match(lines[-1] + (" " if not lines[-1].endswith(" ") else "")):
+            lines = lines[:-1]
+        errors = [line for line in lines if line.startswith("%")]
+        if errors:
+            raise MlnxosCommandError(command, " ".join(line.strip() for line in lines if line.strip()), self.name)
+        return "\n".join(lines).strip()
+
+    def run(self, commands: list[str]) -> list[Any]:
+        if self.channel is None:
+            self.connect()
+        data: list[Any] = []
+        for command in commands:
+            if command.startswith("show "):
+                text = self._command(command + " | json-print")
+                try:
+                    data.append(json.loads(text) if text else None)
+                except ValueError:
+                    raise MlnxosError(f"'{command} | json-print' did not print JSON: {text[:300]!r}") from None
+            else:
+                data.append(self._command(command) or None)
+        return data
+
+    def close(self) -> None:
+        if self.client is not None:
+            with contextlib.suppress(OSError):
+                self.channel.send("exit\nexit\nexit\n")
+            self.client.close()
+        self.client = None
+        self.channel = None
+
+
+class Switch:
+    """One management session. transport: 'json' or 'cli'; cli_fallback: when the JSON API cannot be
+    reached at all (refused, timeout), use the SSH CLI instead. Refused logins and failed TLS verification
+    never fall back: they are errors to fix, not to route around."""
+
+    def __init__(self, endpoint: Endpoint, transport: str = "json", cli_fallback: bool = False):
+        self.endpoint = endpoint
+        self.cli_fallback = cli_fallback
+        self.transport = CliTransport(endpoint) if transport == "cli" else JsonApiTransport(endpoint)
+        self.warnings: list[str] = []
+
+    @property
+    def transport_name(self) -> str:
+        return self.transport.name
+
+    def run(self, commands: list[str]) -> list[Any]:
+        try:
+            return self.transport.run(commands)
+        except MlnxosConnectError as exc:
+            if not (self.cli_fallback and isinstance(self.transport, JsonApiTransport)):
+                raise
+            self.warnings.append(f"{exc}; falling back to the SSH CLI on port {self.endpoint.ssh_port}")
+            self.transport = CliTransport(self.endpoint)
+            return self.transport.run(commands)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+# Connection options shared by the mlnxos_* modules (documented in each module's DOCUMENTATION).
+CONNECTION_ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "api_host": {"type": "str", "required": True},
+    "api_port": {"type": "int", "default": 443},
+    "ssh_port": {"type": "int", "default": 22},
+    "username": {"type": "str", "required": True},
+    "password": {"type": "str", "required": True, "no_log": True},
+    "transport": {"type": "str", "default": "json", "choices": ["json", "cli"]},
+    "cli_fallback": {"type": "bool", "default": False},
+    "validate_certs": {"type": "bool", "default": True},
+    "ca_path": {"type": "path"},
+    "timeout": {"type": "int", "default": 30},
+    "ssh_host_key_checking": {"type": "bool", "default": False},
+    "ssh_known_hosts": {"type": "path"},
+}
+
+
+def switch_from_params(params: dict[str, Any]) -> Switch:
+    endpoint = Endpoint(
+        host=params["api_host"], username=params["username"], password=params["password"],
+        api_port=params["api_port"], ssh_port=params["ssh_port"], validate_certs=params["validate_certs"],
+        ca_path=params.get("ca_path"), timeout=params["timeout"],
+        ssh_host_key_checking=params["ssh_host_key_checking"], ssh_known_hosts=params.get("ssh_known_hosts"),
+    )
+    return Switch(endpoint, params["transport"], params["cli_fallback"])

@@ -1,0 +1,750 @@
+"""Desired state of an MLNX-OS InfiniBand switch (QM8700): validation, parsing of `show` output, planning.
+
+Pure functions and dataclasses, no I/O. The modules mlnxos_fabric and mlnxos_facts use them; so do the tests.
+
+- validate_desired(): checks the inventory-shaped input and returns a normalized DesiredState or a list of
+  InputError (option path, value, problem, fix), all of them at once, before anything touches a switch.
+- parse_*(): turn the `data` of MLNX-OS JSON API results (the same JSON the CLI prints with `| json-print`)
+  into LiveState. Tolerant of the two layouts MLNX-OS uses for tables: {"IB1/1": [{...}]} and
+  [{"header": "IB1/1", ...}].
+- plan(): the configuration commands that turn LiveState into DesiredState, and nothing else: settings the
+  inventory does not declare (other ports, partitions, NTP or syslog servers) are left alone unless purge is set.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# QM8700: 40 QSFP56 HDR ports on module 1. A port split in two (module-type qsfp-split-2) becomes 1/N/1 and 1/N/2
+# (HDR100 each: two lanes).
+QM8700_PORT_COUNT = 40
+IB_SPEEDS = ("sdr", "ddr", "qdr", "fdr10", "fdr", "edr", "hdr")
+# Gb/s per speed on a 4X port; a split port has half the lanes.
+LANE_RATE_4X = {"sdr": 10, "ddr": 20, "qdr": 40, "fdr10": 40, "fdr": 56, "edr": 100, "hdr": 200}
+SPLITS = {"none": "qsfp", "2": "qsfp-split-2"}
+# IB link MTU values of `ib partition NAME mtu`; IPoIB MTU = IB MTU - 4 (the IPoIB encapsulation header).
+IB_MTUS = {"256": 256, "512": 512, "1K": 1024, "2K": 2048, "4K": 4096}
+IPOIB_HEADER = 4
+DEFAULT_PKEY = 0x7FFF
+HOSTNAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+PORT_RE = re.compile(r"^(?:IB)?(\d+)/(\d+)(?:/(\d+))?$", re.IGNORECASE)
+SM_ROLES = ("master", "standby")
+
+
+@dataclass(frozen=True)
+class InputError:
+    option: str
+    value: Any
+    problem: str
+    fix: str
+
+    def render(self, labels: dict[str, str] | None = None) -> str:
+        option = self.option
+        for name, label in (labels or {}).items():
+            if option == name or option.startswith((name + "[", name + ".")):
+                option = label + option[len(name):]
+                break
+        return f"{option} = {self.value!r}: {self.problem}. Fix: {self.fix}"
+
+
+@dataclass
+class PortSpec:
+    name: str  # "1/5" or "1/5/2"
+    speed: str
+    description: str
+    enabled: bool = True
+
+
+@dataclass
+class ModuleSpec:
+    """One front-panel port (cage) as declared: its split and the logical ports it yields."""
+
+    cage: str  # "1/5"
+    split: str  # "none" | "2"
+    ports: list[PortSpec] = field(default_factory=list)
+
+
+@dataclass
+class PartitionSpec:
+    name: str
+    pkey: int
+    ipoib: bool
+    ib_mtu: str | None  # "4K"; None: leave as is
+
+
+@dataclass
+class DesiredState:
+    hostname: str | None = None
+    sm_enabled: bool | None = None
+    sm_priority: int | None = None
+    cages: list[ModuleSpec] = field(default_factory=list)
+    partitions: list[PartitionSpec] = field(default_factory=list)
+    ntp_servers: list[str] | None = None
+    syslog_servers: list[str] | None = None
+    purge: bool = False
+
+
+@dataclass
+class LivePort:
+    name: str
+    admin_enabled: bool
+    speeds: list[str]  # configured (enabled) speeds
+    description: str
+    module_type: str
+    oper_up: bool
+    actual_speed: str | None  # None when the link is down
+    line_rate_gbps: float | None
+
+
+@dataclass
+class LivePartition:
+    name: str
+    pkey: int | None
+    ipoib: bool
+    ib_mtu: str | None
+
+
+@dataclass
+class LiveState:
+    hostname: str = ""
+    version: str = ""
+    sm_enabled: bool = False
+    sm_priority: int | None = None
+    sm_state: str = ""  # master | standby | disabled | discovering | ...
+    ports: dict[str, LivePort] = field(default_factory=dict)
+    partitions: dict[str, LivePartition] = field(default_factory=dict)
+    ntp_enabled: bool = False
+    ntp_servers: list[str] = field(default_factory=list)
+    syslog_servers: list[str] = field(default_factory=list)
+
+    def to_facts(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ParseError(ValueError):
+    """A `show` output did not have the shape this parser knows: a FAIL, never a guess."""
+
+
+# ---------------------------------------------------------------- validation
+
+
+def expand_port_range(text: str) -> list[tuple[int, int]]:
+    """'1/1-1/16' -> [(1, 1), ..., (1, 16)]; '1/3' -> [(1, 3)]; '1/1-1/4,1/9' -> both. Raises ValueError."""
+    result: list[tuple[int, int]] = []
+    for part in str(text).replace(" ", "").split(","):
+        if not part:
+            raise ValueError("empty element")
+        bounds = part.split("-")
+        if len(bounds) > 2:
+            raise ValueError(f"'{part}' has more than one '-'")
+        ends = []
+        for bound in bounds:
+            match = re.fullmatch(r"(?:IB)?(\d+)/(\d+)", bound, re.IGNORECASE)
+            if not match:
+                raise ValueError(f"'{bound}' is not a port of the form 1/N")
+            ends.append((int(match.group(1)), int(match.group(2))))
+        first, last = ends[0], ends[-1]
+        if first[0] != last[0]:
+            raise ValueError(f"'{part}' spans two modules")
+        if last[1] < first[1]:
+            raise ValueError(f"'{part}' runs backwards")
+        result.extend((first[0], number) for number in range(first[1], last[1] + 1))
+    return result
+
+
+def parse_pkey(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a partition key")
+    if isinstance(value, int):
+        number = value
+    else:
+        text = str(value).strip().lower()
+        if not re.fullmatch(r"0x[0-9a-f]{1,4}", text):
+            raise ValueError("not a hexadecimal number of the form 0x0001..0x7fff")
+        number = int(text, 16)
+    if not 0x0001 <= number <= 0x7FFF:
+        raise ValueError("outside 0x0001..0x7fff (the top bit is the membership bit, 0x0000 is invalid)")
+    return number
+
+
+def ipoib_mtu_to_ib_mtu(ipoib_mtu: int) -> str | None:
+    for label, ib_mtu in IB_MTUS.items():
+        if ib_mtu - IPOIB_HEADER == ipoib_mtu:
+            return label
+    return None
+
+
+def _validate_ports(ports: Any, errors: list[InputError]) -> list[ModuleSpec]:
+    if ports is None:
+        return []
+    if not isinstance(ports, list):
+        errors.append(InputError("ports", ports, "must be a list of {range, speed, split, description}",
+                                 "write a YAML list"))
+        return []
+    cages: dict[str, ModuleSpec] = {}
+    for index, entry in enumerate(ports):
+        where = f"ports[{index}]"
+        if not isinstance(entry, dict):
+            errors.append(InputError(where, entry, "must be a mapping", "use {range: 1/1-1/16, speed: hdr, split: none}"))
+            continue
+        unknown = sorted(set(entry) - {"range", "speed", "split", "description", "enabled"})
+        if unknown:
+            errors.append(InputError(where, entry, f"unknown keys {unknown}",
+                                     "use only range, speed, split, description, enabled"))
+        text = entry.get("range")
+        try:
+            numbers = expand_port_range(text) if text is not None else []
+            if text is None:
+                raise ValueError("missing")
+        except ValueError as exc:
+            errors.append(InputError(f"{where}.range", text, f"not a port range ({exc})",
+                                     f"write ports as 1/N or 1/N-1/M with N, M in 1..{QM8700_PORT_COUNT}"))
+            continue
+        bad = [f"{m}/{n}" for m, n in numbers if m != 1 or not 1 <= n <= QM8700_PORT_COUNT]
+        if bad:
+            errors.append(InputError(f"{where}.range", text, f"port(s) {', '.join(bad)} do not exist on a QM8700",
+                                     f"a QM8700 has ports 1/1 to 1/{QM8700_PORT_COUNT}"))
+            continue
+        speed = str(entry.get("speed", "hdr")).lower()
+        if speed not in IB_SPEEDS:
+            errors.append(InputError(f"{where}.speed", entry.get("speed"), "not an InfiniBand speed",
+                                     f"use one of {', '.join(IB_SPEEDS)} (hdr for 200 Gb/s)"))
+            continue
+        split = str(entry.get("split", "none")).lower()
+        if split not in SPLITS:
+            errors.append(InputError(f"{where}.split", entry.get("split"), "not a QM8700 split mode",
+                                     "use none (one HDR port) or 2 (two HDR100 ports)"))
+            continue
+        description = entry.get("description", "") or ""
+        if not isinstance(description, str) or '"' in description or len(description) > 64:
+            errors.append(InputError(f"{where}.description", description,
+                                     "must be text of at most 64 characters without double quotes",
+                                     "shorten the description or remove the quotes"))
+            continue
+        enabled = entry.get("enabled", True)
+        if not isinstance(enabled, bool):
+            errors.append(InputError(f"{where}.enabled", enabled, "must be true or false", "write true or false"))
+            continue
+        for module, number in numbers:
+            cage = f"{module}/{number}"
+            if cage in cages:
+                errors.append(InputError(f"{where}.range", text, f"port {cage} is declared twice",
+                                         "declare each port in exactly one qm8700_ports entry"))
+                continue
+            names = [cage] if split == "none" else [f"{cage}/1", f"{cage}/2"]
+            cages[cage] = ModuleSpec(cage, split, [PortSpec(n, speed, description, enabled) for n in names])
+    return sorted(cages.values(), key=lambda c: tuple(int(x) for x in c.cage.split("/")))
+
+
+def _validate_partitions(partitions: Any, errors: list[InputError]) -> list[PartitionSpec]:
+    if partitions is None:
+        return []
+    if not isinstance(partitions, list):
+        errors.append(InputError("partitions", partitions, "must be a list", "write a YAML list"))
+        return []
+    result: list[PartitionSpec] = []
+    seen_names: set[str] = set()
+    seen_pkeys: dict[int, str] = {}
+    for index, entry in enumerate(partitions):
+        where = f"partitions[{index}]"
+        if not isinstance(entry, dict):
+            errors.append(InputError(where, entry, "must be a mapping", "use {name, pkey, ipoib, ipoib_mtu}"))
+            continue
+        name = str(entry.get("name", ""))
+        if not PARTITION_NAME_RE.fullmatch(name):
+            errors.append(InputError(f"{where}.name", entry.get("name"), "not a partition name",
+                                     "use 1-64 letters, digits or underscores"))
+            continue
+        if name in seen_names:
+            errors.append(InputError(f"{where}.name", name, "partition declared twice", "declare it once"))
+            continue
+        seen_names.add(name)
+        try:
+            pkey = parse_pkey(entry.get("pkey"))
+        except ValueError as exc:
+            errors.append(InputError(f"{where}.pkey", entry.get("pkey"), f"bad partition key: {exc}",
+                                     "write the pkey as hex, e.g. \"0x7fff\" for Default or 0x0002..0x7ffe"))
+            continue
+        if name == "Default" and pkey != DEFAULT_PKEY:
+            errors.append(InputError(f"{where}.pkey", entry.get("pkey"), "the Default partition always has pkey 0x7fff",
+                                     "set pkey: \"0x7fff\" for Default"))
+            continue
+        if name != "Default" and pkey == DEFAULT_PKEY:
+            errors.append(InputError(f"{where}.pkey", entry.get("pkey"), "0x7fff is reserved for the Default partition",
+                                     "pick another pkey between 0x0002 and 0x7ffe"))
+            continue
+        if pkey in seen_pkeys:
+            errors.append(InputError(f"{where}.pkey", entry.get("pkey"),
+                                     f"pkey already used by partition {seen_pkeys[pkey]}",
+                                     "give every partition its own pkey"))
+            continue
+        seen_pkeys[pkey] = name
+        ipoib = entry.get("ipoib", False)
+        if not isinstance(ipoib, bool):
+            errors.append(InputError(f"{where}.ipoib", ipoib, "must be true or false", "write true or false"))
+            continue
+        ib_mtu = None
+        if entry.get("ipoib_mtu") is not None:
+            raw = entry.get("ipoib_mtu")
+            try:
+                ib_mtu = ipoib_mtu_to_ib_mtu(int(raw))
+            except (TypeError, ValueError):
+                ib_mtu = None
+            if ib_mtu is None:
+                allowed = ", ".join(str(v - IPOIB_HEADER) for v in IB_MTUS.values())
+                errors.append(InputError(f"{where}.ipoib_mtu", raw,
+                                         "not an IPoIB MTU an IB partition can carry (IB MTU minus 4 bytes)",
+                                         f"use one of {allowed} (4092 for HDR with a 4K IB MTU)"))
+                continue
+        result.append(PartitionSpec(name, pkey, ipoib, ib_mtu))
+    return result
+
+
+def _validate_addresses(option: str, values: Any, errors: list[InputError]) -> list[str] | None:
+    if values is None:
+        return None
+    if not isinstance(values, list):
+        errors.append(InputError(option, values, "must be a list of IP addresses", "write a YAML list"))
+        return None
+    result: list[str] = []
+    for index, value in enumerate(values):
+        try:
+            result.append(str(ipaddress.ip_address(str(value))))
+        except ValueError:
+            errors.append(InputError(f"{option}[{index}]", value, "not an IP address",
+                                     "give the server's IPv4 or IPv6 address"))
+    if len(set(result)) != len(result):
+        errors.append(InputError(option, values, "lists a server twice", "list each server once"))
+    return result
+
+
+def validate_desired(params: dict[str, Any]) -> tuple[DesiredState, list[InputError]]:
+    """Check everything at once; the caller refuses to touch the switch if the error list is not empty."""
+    errors: list[InputError] = []
+    state = DesiredState(purge=bool(params.get("purge", False)))
+    hostname = params.get("hostname")
+    if hostname is not None:
+        if not HOSTNAME_RE.fullmatch(str(hostname)):
+            errors.append(InputError("hostname", hostname, "not a valid switch hostname",
+                                     "use 1-63 letters, digits or '-', not starting or ending with '-'"))
+        state.hostname = str(hostname)
+    sm = params.get("sm")
+    if sm is not None:
+        enabled = sm.get("enabled", True)
+        if not isinstance(enabled, bool):
+            errors.append(InputError("sm.enabled", enabled, "must be true or false", "write true or false"))
+        state.sm_enabled = bool(enabled)
+        priority = sm.get("priority")
+        if priority is not None:
+            if isinstance(priority, bool) or not str(priority).isdigit() or not 0 <= int(priority) <= 15:
+                errors.append(InputError("sm.priority", priority, "SM priority must be an integer from 0 to 15",
+                                         "give the master the highest priority, e.g. 15 and 14 for the standby"))
+            else:
+                state.sm_priority = int(priority)
+        role = sm.get("role")
+        if role is not None and role not in SM_ROLES:
+            errors.append(InputError("sm.role", role, "not an SM role", "use master or standby"))
+    state.cages = _validate_ports(params.get("ports"), errors)
+    state.partitions = _validate_partitions(params.get("partitions"), errors)
+    state.ntp_servers = _validate_addresses("ntp_servers", params.get("ntp_servers"), errors)
+    state.syslog_servers = _validate_addresses("syslog_servers", params.get("syslog_servers"), errors)
+    return state, errors
+
+
+def check_sm_pair(switches: dict[str, dict[str, Any]]) -> list[str]:
+    """Cross-switch rule: exactly one designated master, and it outranks every standby (else the
+    election would hand the subnet to a standby). switches: {name: {"role": .., "priority": ..}}."""
+    problems: list[str] = []
+    masters = sorted(name for name, sw in switches.items() if sw.get("role") == "master")
+    if len(masters) != 1:
+        problems.append(
+            f"qm8700_sm_role: {len(masters)} switches are 'master' ({', '.join(masters) or 'none'}); exactly one "
+            "switch of the subnet must be master and the others standby. Fix: set qm8700_sm_role: master on one "
+            "switch and standby on the others")
+    for name, sw in sorted(switches.items()):
+        if sw.get("role") not in SM_ROLES:
+            problems.append(f"{name}: qm8700_sm_role = {sw.get('role')!r} is not master or standby. Fix: set one")
+    if len(masters) == 1:
+        master = masters[0]
+        top = switches[master].get("priority")
+        for name, sw in sorted(switches.items()):
+            if name != master and isinstance(top, int) and isinstance(sw.get("priority"), int) \
+                    and sw["priority"] >= top:
+                problems.append(
+                    f"{name}: qm8700_sm_priority = {sw['priority']} is not below the master {master}'s {top}; the "
+                    "subnet would elect the wrong SM. Fix: give the master the highest priority")
+    return problems
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _rows(data: Any) -> dict[str, dict[str, Any]]:
+    """Both MLNX-OS table layouts -> {row name: {field: value}}."""
+    rows: dict[str, dict[str, Any]] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, list) and value and isinstance(value[0], dict):
+                rows[key] = value[0]
+            elif isinstance(value, dict):
+                rows[key] = value
+    elif isinstance(data, list):
+        for item in data:
+            if isinstance(item, dict) and "header" in item:
+                rows[str(item["header"])] = item
+    return rows
+
+
+def _first(data: Any) -> dict[str, Any]:
+    if isinstance(data, list):
+        data = data[0] if data and isinstance(data[0], dict) else {}
+    if not isinstance(data, dict):
+        raise ParseError(f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _field(row: dict[str, Any], *names: str) -> Any:
+    lowered = {str(k).strip().lower(): v for k, v in row.items()}
+    for name in names:
+        if name.lower() in lowered:
+            return lowered[name.lower()]
+    return None
+
+
+def _yes(value: Any) -> bool:
+    return str(value).strip().lower() in ("yes", "enable", "enabled", "true", "up")
+
+
+def parse_hostname(data: Any) -> str:
+    name = _field(_first(data), "Hostname")
+    if not name:
+        raise ParseError("show hosts: no Hostname field")
+    return str(name)
+
+
+def parse_version(data: Any) -> str:
+    return str(_field(_first(data), "Product release", "Version") or "")
+
+
+def parse_sm(data: Any) -> tuple[bool, int | None, str]:
+    """show ib sm -> (enabled, priority, state). Older releases print only 'enable'/'disable'."""
+    if isinstance(data, str):
+        status = data.strip().lower()
+        if status not in ("enable", "disable"):
+            raise ParseError(f"show ib sm: unexpected {data!r}")
+        return status == "enable", None, "unknown"
+    row = _first(data)
+    status = _field(row, "SM Status", "Status", "Subnet manager")
+    if status is None:
+        raise ParseError("show ib sm: no status field")
+    priority = _field(row, "SM Priority", "Priority")
+    state = str(_field(row, "SM State", "State") or "unknown").strip().lower()
+    try:
+        prio = int(priority) if priority is not None else None
+    except ValueError as exc:
+        raise ParseError(f"show ib sm: priority {priority!r} is not a number") from exc
+    return _yes(status), prio, state
+
+
+def _rate(text: Any) -> float | None:
+    match = re.match(r"\s*([\d.]+)\s*Gbps", str(text or ""), re.IGNORECASE)
+    return float(match.group(1)) if match else None
+
+
+def parse_ib_interfaces(data: Any) -> dict[str, LivePort]:
+    """show interfaces ib -> {"1/1": LivePort}."""
+    ports: dict[str, LivePort] = {}
+    for header, row in _rows(data).items():
+        match = PORT_RE.match(header.split()[0])
+        if not match:
+            continue
+        name = "/".join(g for g in match.groups() if g)
+        speeds_text = _field(row, "Configured speeds", "Enabled speeds", "Speed")
+        if speeds_text is None:
+            raise ParseError(f"show interfaces ib: {header} has no configured speeds")
+        actual = _field(row, "Actual speed")
+        oper = _field(row, "Operational state", "Logical port state")
+        ports[name] = LivePort(
+            name=name,
+            admin_enabled=_yes(_field(row, "Admin state")),
+            speeds=[s.strip().lower() for s in str(speeds_text).split(",") if s.strip()],
+            description=str(_field(row, "Description") or "").strip(),
+            module_type=str(_field(row, "Module type") or "qsfp").strip().lower(),
+            oper_up=str(oper or "").strip().lower() in ("up", "active"),
+            actual_speed=(str(actual).strip().lower() if actual and str(actual).upper() != "N/A" else None),
+            line_rate_gbps=_rate(_field(row, "Current line rate", "Line rate")),
+        )
+    if not ports:
+        raise ParseError("show interfaces ib: no InfiniBand port in the output")
+    return ports
+
+
+def parse_partitions(data: Any) -> dict[str, LivePartition]:
+    parts: dict[str, LivePartition] = {}
+    for name, row in _rows(data).items():
+        pkey_text = _field(row, "PKey", "pkey")
+        try:
+            pkey = int(str(pkey_text), 16) if pkey_text not in (None, "") else None
+        except ValueError as exc:
+            raise ParseError(f"show ib partition: {name} pkey {pkey_text!r}") from exc
+        mtu = _field(row, "mtu", "MTU")
+        parts[name.rstrip(":")] = LivePartition(name.rstrip(":"), pkey, _yes(_field(row, "ipoib")),
+                                                str(mtu).upper() if mtu else None)
+    return parts
+
+
+def parse_ntp(data: Any) -> tuple[bool, list[str]]:
+    enabled = False
+    servers: list[str] = []
+    items = data if isinstance(data, list) else [data]
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        header = str(item.get("header", ""))
+        words = header.split()
+        if len(words) >= 3 and words[1].lower() == "server":
+            servers.append(words[2])
+        elif _field(item, "NTP is administratively", "NTP enabled") is not None:
+            enabled = _yes(_field(item, "NTP is administratively", "NTP enabled"))
+    return enabled, servers
+
+
+def parse_logging(data: Any) -> list[str]:
+    row = _first(data)
+    remote = _field(row, "Remote syslog servers", "Remote syslog receivers")
+    servers: list[str] = []
+    if isinstance(remote, list):
+        servers = [str(r.get("header", "")).split()[0] for r in remote if isinstance(r, dict) and r.get("header")]
+    elif isinstance(remote, dict):
+        servers = list(remote)
+    elif remote not in (None, "", "none", "None"):
+        raise ParseError(f"show logging: unexpected remote servers {remote!r}")
+    return servers
+
+
+# Commands read to know the live state, in the order parse_live_state expects them.
+SHOW_COMMANDS = (
+    "show version",
+    "show hosts",
+    "show ib sm",
+    "show interfaces ib",
+    "show ib partition",
+    "show ntp configured",
+    "show logging",
+)
+
+
+def parse_live_state(outputs: list[Any]) -> LiveState:
+    if len(outputs) != len(SHOW_COMMANDS):
+        raise ParseError(f"expected {len(SHOW_COMMANDS)} outputs, got {len(outputs)}")
+    version, hosts, sm, ports, partitions, ntp, logging = outputs
+    live = LiveState()
+    live.version = parse_version(version)
+    live.hostname = parse_hostname(hosts)
+    live.sm_enabled, live.sm_priority, live.sm_state = parse_sm(sm)
+    live.ports = parse_ib_interfaces(ports)
+    live.partitions = parse_partitions(partitions)
+    live.ntp_enabled, live.ntp_servers = parse_ntp(ntp)
+    live.syslog_servers = parse_logging(logging)
+    return live
+
+
+# ---------------------------------------------------------------- planning
+
+
+@dataclass
+class Plan:
+    commands: list[str] = field(default_factory=list)
+    before: dict[str, Any] = field(default_factory=dict)
+    after: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # desired state the switch cannot take (missing port...)
+    unmanaged: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _quote(text: str) -> str:
+    return f'"{text}"'
+
+
+def _plan_system(desired: DesiredState, live: LiveState, plan: Plan) -> None:
+    if desired.hostname is not None:
+        plan.before["hostname"] = live.hostname
+        plan.after["hostname"] = desired.hostname
+        if live.hostname != desired.hostname:
+            plan.commands.append(f"hostname {desired.hostname}")
+    for option, live_list, add, remove in (
+        ("ntp_servers", live.ntp_servers, "ntp server {}", "no ntp server {}"),
+        ("syslog_servers", live.syslog_servers, "logging {}", "no logging {}"),
+    ):
+        wanted = getattr(desired, option)
+        if wanted is None:
+            continue
+        extra = [s for s in live_list if s not in wanted]
+        plan.before[option] = sorted(live_list)
+        kept = [] if desired.purge else extra
+        plan.after[option] = sorted(set(wanted) | set(kept))
+        plan.commands.extend(add.format(s) for s in wanted if s not in live_list)
+        if desired.purge:
+            plan.commands.extend(remove.format(s) for s in extra)
+        elif extra:
+            plan.unmanaged[option] = extra
+    if desired.ntp_servers:
+        plan.before["ntp_enabled"] = live.ntp_enabled
+        plan.after["ntp_enabled"] = True
+        if not live.ntp_enabled:
+            plan.commands.append("ntp enable")
+
+
+def _plan_sm(desired: DesiredState, live: LiveState, plan: Plan) -> None:
+    if desired.sm_enabled is None:
+        return
+    plan.before["sm"] = {"enabled": live.sm_enabled, "priority": live.sm_priority}
+    plan.after["sm"] = {"enabled": desired.sm_enabled,
+                        "priority": desired.sm_priority if desired.sm_priority is not None else live.sm_priority}
+    # Priority first, so that the SM never runs, even for a moment, with a priority other than the designed one.
+    if desired.sm_priority is not None and live.sm_priority != desired.sm_priority:
+        plan.commands.append(f"ib sm priority {desired.sm_priority}")
+    if desired.sm_enabled and not live.sm_enabled:
+        plan.commands.append("ib sm")
+    elif not desired.sm_enabled and live.sm_enabled:
+        plan.commands.append("no ib sm")
+
+
+def _port_view(port: LivePort | None) -> dict[str, Any] | None:
+    if port is None:
+        return None
+    return {"enabled": port.admin_enabled, "speed": ",".join(port.speeds), "description": port.description}
+
+
+def _plan_ports(desired: DesiredState, live: LiveState, plan: Plan) -> None:
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    for cage in desired.cages:
+        module_type = SPLITS[cage.split]
+        subports = [n for n in (f"{cage.cage}/1", f"{cage.cage}/2") if n in live.ports]
+        current_names = subports if subports else ([cage.cage] if cage.cage in live.ports else [])
+        if not current_names:
+            plan.problems.append(f"port {cage.cage} does not exist on this switch")
+            continue
+        current_type = "qsfp-split-2" if subports else "qsfp"
+        before[cage.cage] = {"split": "2" if subports else "none",
+                             "ports": {n: _port_view(live.ports.get(n)) for n in current_names}}
+        after[cage.cage] = {"split": cage.split,
+                            "ports": {p.name: {"enabled": p.enabled, "speed": p.speed, "description": p.description}
+                                      for p in cage.ports}}
+        if current_type != module_type:
+            # The module type can only change while its ports are administratively down.
+            plan.commands.extend(f"interface ib {n} shutdown" for n in current_names
+                                 if live.ports[n].admin_enabled)
+            plan.commands.append(f"interface ib {cage.cage} module-type {module_type} force")
+            fresh = True
+        else:
+            fresh = False
+        for port in cage.ports:
+            current = None if fresh else live.ports.get(port.name)
+            if current is None or current.speeds != [port.speed]:
+                plan.commands.append(f"interface ib {port.name} speed {port.speed} force")
+            if current is None or current.description != port.description:
+                if port.description:
+                    plan.commands.append(f"interface ib {port.name} description {_quote(port.description)}")
+                elif current is not None:
+                    plan.commands.append(f"no interface ib {port.name} description")
+            # After a module-type change the new ports start disabled; enable (or keep down) as declared.
+            if fresh or current.admin_enabled != port.enabled:
+                plan.commands.append(f"{'no ' if port.enabled else ''}interface ib {port.name} shutdown")
+    if desired.cages:
+        plan.before["ports"] = before
+        plan.after["ports"] = after
+
+
+def _plan_partitions(desired: DesiredState, live: LiveState, plan: Plan) -> None:
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    for part in desired.partitions:
+        current = live.partitions.get(part.name)
+        before[part.name] = (None if current is None else
+                             {"pkey": None if current.pkey is None else f"0x{current.pkey:04x}",
+                              "ipoib": current.ipoib, "mtu": current.ib_mtu})
+        after[part.name] = {"pkey": f"0x{part.pkey:04x}", "ipoib": part.ipoib,
+                            "mtu": part.ib_mtu if part.ib_mtu else (current.ib_mtu if current else None)}
+        if current is not None and current.pkey not in (None, part.pkey):
+            plan.problems.append(
+                f"partition {part.name} exists with pkey 0x{current.pkey:04x}, not 0x{part.pkey:04x}; changing the "
+                "pkey of a live partition moves every member to a new partition, so it is not done automatically: "
+                f"remove the partition by hand (no ib partition {part.name}) or declare its current pkey")
+            continue
+        for other in live.partitions.values():
+            if other.name != part.name and other.pkey == part.pkey:
+                plan.problems.append(f"pkey 0x{part.pkey:04x} of partition {part.name} is already used on the "
+                                     f"switch by partition {other.name}")
+        if current is None or current.pkey is None:
+            plan.commands.append(f"ib partition {part.name} pkey 0x{part.pkey:04x} force")
+        if current is None or current.ipoib != part.ipoib:
+            plan.commands.append(f"{'' if part.ipoib else 'no '}ib partition {part.name} ipoib force")
+        if part.ib_mtu and (current is None or current.ib_mtu != part.ib_mtu):
+            plan.commands.append(f"ib partition {part.name} mtu {part.ib_mtu} force")
+    if desired.partitions:
+        plan.before["partitions"] = before
+        plan.after["partitions"] = after
+        declared = {p.name for p in desired.partitions}
+        extra = sorted(n for n in live.partitions if n not in declared)
+        if extra:
+            plan.unmanaged["partitions"] = extra
+
+
+def plan(desired: DesiredState, live: LiveState) -> Plan:
+    """Only the difference, in an order the switch accepts. Never removes what the inventory does not own
+    (partitions always; NTP/syslog servers unless purge)."""
+    result = Plan()
+    _plan_system(desired, live, result)
+    _plan_sm(desired, live, result)
+    _plan_ports(desired, live, result)
+    _plan_partitions(desired, live, result)
+    return result
+
+
+def render_state(view: dict[str, Any]) -> str:
+    """Stable, line-oriented text for Ansible's --diff (one setting per line)."""
+    lines: list[str] = []
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            if not value:
+                lines.append(f"{prefix}: {{}}")
+            for key in sorted(value, key=str):
+                walk(f"{prefix}.{key}" if prefix else str(key), value[key])
+        elif isinstance(value, list):
+            lines.append(f"{prefix}: [{', '.join(str(v) for v in value)}]")
+        else:
+            lines.append(f"{prefix}: {value}")
+
+    walk("", view)
+    return "\n".join(lines) + "\n"
+
+
+def verify(desired: DesiredState, live: LiveState, expected_sm_state: str | None) -> list[str]:
+    """Live-state check after applying: every declared setting in place, links that are up run at the declared
+    speed, and the SM in the designed state. Returns the mismatches (empty = pass)."""
+    mismatches: list[str] = []
+    remaining = plan(desired, live)
+    mismatches.extend(remaining.problems)
+    mismatches.extend(f"not in place: {cmd}" for cmd in remaining.commands)
+    for cage in desired.cages:
+        for port in cage.ports:
+            current = live.ports.get(port.name)
+            if current is None or not current.oper_up:
+                continue
+            if current.actual_speed not in (None, port.speed):
+                mismatches.append(f"port {port.name} is up at {current.actual_speed}, declared {port.speed}")
+            lanes = 2 if cage.split == "2" else 4
+            expected_rate = LANE_RATE_4X[port.speed] * lanes / 4
+            if current.line_rate_gbps is not None and abs(current.line_rate_gbps - expected_rate) > 0.5:
+                mismatches.append(f"port {port.name} line rate {current.line_rate_gbps:g} Gb/s, expected "
+                                  f"{expected_rate:g} Gb/s for {port.speed}")
+    if expected_sm_state is not None and desired.sm_enabled and live.sm_state != expected_sm_state:
+        mismatches.append(f"subnet manager state is {live.sm_state!r}, designed {expected_sm_state!r} "
+                          f"(priority {live.sm_priority})")
+    return mismatches
