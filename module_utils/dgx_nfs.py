@@ -1,0 +1,454 @@
+"""NFS client model of the DGX nodes: validation, server selection, option rendering, /proc/mounts drift.
+
+Pure functions shared by library/dgx_nfs_plan.py (controller side: validate the inventory and compute what each
+DGX mounts), library/dgx_nfs_live.py (target side: compare the live mount with the desired one, remount) and the
+testinfra handover checks in tests/handover/. Python 3.8+ (it runs on the DGX nodes too), standard library only.
+
+Why the live comparison exists: ansible.posix.mount with state=mounted rewrites /etc/fstab, but a mounted NFS share
+keeps the options it was mounted with (a `mount -o remount` cannot change vers, proto, nconnect, ...). So the
+options in /proc/mounts are compared with the inventory's and a share whose options differ is unmounted and
+mounted again. rsize/wsize are special: the client asks, the server may grant less; the kernel shows the
+negotiated value. A live value below the request is therefore a negotiation (warned, not a drift) unless the
+request itself changed since the share was mounted (the previous fstab entry tells).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+NFS_VERSIONS = ("3", "4.0", "4.1", "4.2")
+PROTOCOLS = ("tcp", "rdma")
+PURPOSES = ("training", "scratch", "general")
+SERVER_MODES = ("smartconnect", "static", "round_robin")
+MAX_IO_SIZE = 1048576
+MIN_IO_SIZE = 4096
+
+# Options owned by a typed field of an nfs_mounts entry: they may not appear again in extra_options.
+TYPED_OPTIONS = frozenset(
+    {"vers", "nfsvers", "minorversion", "proto", "tcp", "udp", "rdma", "nconnect", "rsize", "wsize",
+     "hard", "soft", "softerr", "timeo", "retrans", "fsc", "nofsc"}
+)
+# extra_options the role accepts. Flags are matched exactly, key=value options by their key.
+EXTRA_FLAGS = frozenset(
+    {"noatime", "nodiratime", "relatime", "strictatime", "atime", "diratime", "ro", "rw", "nosuid", "suid",
+     "nodev", "dev", "noexec", "exec", "_netdev", "nofail", "auto", "noauto", "user", "nouser", "sync", "async",
+     "ac", "noac", "cto", "nocto", "lock", "nolock", "intr", "nointr", "sharecache", "nosharecache",
+     "resvport", "noresvport", "x-systemd.automount", "x-systemd.makefs", "x-systemd.growfs"}
+)
+EXTRA_KEYED = frozenset(
+    {"sec", "actimeo", "acregmin", "acregmax", "acdirmin", "acdirmax", "lookupcache", "local_lock",
+     "port", "mountport", "mountproto", "namlen", "clientaddr", "max_connect", "xprtsec",
+     "x-systemd.requires", "x-systemd.after", "x-systemd.before", "x-systemd.wants",
+     "x-systemd.mount-timeout", "x-systemd.idle-timeout", "x-systemd.device-timeout",
+     "x-systemd.requires-mounts-for"}
+)
+# Flags of extra_options that the kernel shows in /proc/mounts (the others live only in fstab).
+KERNEL_VISIBLE_FLAGS = frozenset({"noatime", "nodiratime", "relatime", "ro", "rw", "nosuid", "nodev", "noexec"})
+SYSTEM_PATHS = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/mnt", "/opt", "/proc",
+                          "/raid", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var"})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One inventory defect, in the shape of the preflight table: variable, value, problem, fix."""
+
+    variable: str
+    value: Any
+    problem: str
+    fix: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"variable": self.variable, "value": self.value, "problem": self.problem, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class ServerChoice:
+    """Where one DGX mounts from: the address (or SmartConnect name) and why."""
+
+    server: str
+    node: str = ""
+    nic: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class DesiredMount:
+    """One share as this DGX must mount it."""
+
+    src: str
+    path: str
+    fstype: str
+    options: tuple[str, ...]
+    purpose: str = "general"
+
+    @property
+    def opts(self) -> str:
+        return ",".join(self.options)
+
+
+@dataclass(frozen=True)
+class MountEntry:
+    """One line of /proc/mounts (or /etc/fstab)."""
+
+    src: str
+    path: str
+    fstype: str
+    options: dict[str, str | None]
+    raw_options: str
+
+
+@dataclass
+class OptionDiff:
+    option: str
+    desired: Any
+    live: Any
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"option": self.option, "desired": self.desired, "live": self.live, "note": self.note}
+
+
+@dataclass
+class LiveComparison:
+    """Desired share vs /proc/mounts. drift: a remount would change it. negotiated: the server granted less."""
+
+    mounted: bool
+    foreign: str = ""  # non-empty: the mount point holds something that is not an NFS share of ours
+    drift: list[OptionDiff] = field(default_factory=list)
+    negotiated: list[OptionDiff] = field(default_factory=list)
+
+    @property
+    def in_sync(self) -> bool:
+        return self.mounted and not self.foreign and not self.drift
+
+
+# ---------------------------------------------------------------------------------------------- validation
+
+
+def _is_power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def option_key(option: str) -> str:
+    return option.split("=", 1)[0].strip()
+
+
+def validate_extra_option(option: Any) -> str | None:
+    """None when `option` is an accepted extra option, else the reason it is refused."""
+    if not isinstance(option, str) or not option.strip():
+        return "must be a non-empty string"
+    if any(c in option for c in " \t,#"):
+        return "must be one option (no spaces, commas or #)"
+    key = option_key(option)
+    if key in TYPED_OPTIONS:
+        return f"'{key}' is a typed field of the mount entry; set it there, not in extra_options"
+    if "=" in option:
+        if key in EXTRA_KEYED:
+            return None
+        return f"unknown mount option '{key}'"
+    if option in EXTRA_FLAGS:
+        return None
+    if key in EXTRA_KEYED:
+        return f"'{key}' needs a value ({key}=...)"
+    return f"unknown mount option '{option}'"
+
+
+def validate_mount(entry: Any, index: int, export_purposes: dict[str, str] | None = None) -> list[Problem]:
+    """Every defect of one nfs_mounts entry. export_purposes maps powerscale_exports paths to their purpose."""
+    var = f"nfs_mounts[{index}]"
+    if not isinstance(entry, dict):
+        return [Problem(var, entry, "must be a mapping", "give export, mount_point, vers, proto, ... (nfs_client.yml)")]
+    problems: list[Problem] = []
+    required = ("export", "mount_point", "vers", "proto", "nconnect", "rsize", "wsize", "hard", "timeo", "retrans")
+    for key in required:
+        if key not in entry:
+            problems.append(Problem(f"{var}.{key}", None, "missing", f"set {key} (see nfs_client.yml comments)"))
+    known = set(required) | {"purpose", "fsc", "extra_options"}
+    for key in sorted(set(entry) - known):
+        problems.append(Problem(f"{var}.{key}", entry[key], "unknown key",
+                                f"remove it; known keys: {', '.join(sorted(known))}"))
+
+    export = entry.get("export")
+    if "export" in entry and (not isinstance(export, str) or not export.startswith("/ifs/")):
+        problems.append(Problem(f"{var}.export", export, "must be an /ifs/... path", "use a path of powerscale_exports"))
+    elif isinstance(export, str) and export_purposes is not None and export not in export_purposes:
+        problems.append(Problem(f"{var}.export", export, "is not an export of powerscale_exports",
+                                "add it to exports.yml or mount one of: " + ", ".join(sorted(export_purposes))))
+    mount_point = entry.get("mount_point")
+    if "mount_point" in entry:
+        if not isinstance(mount_point, str) or not mount_point.startswith("/") or " " in mount_point:
+            problems.append(Problem(f"{var}.mount_point", mount_point, "must be an absolute path without spaces",
+                                    "e.g. /mnt/training"))
+        elif mount_point.rstrip("/") in SYSTEM_PATHS or mount_point.rstrip("/") == "":
+            problems.append(Problem(f"{var}.mount_point", mount_point, "is a system directory",
+                                    "mount below it, e.g. /mnt/training"))
+
+    vers = entry.get("vers")
+    if "vers" in entry and str(vers) not in NFS_VERSIONS:
+        problems.append(Problem(f"{var}.vers", vers, "unsupported NFS version",
+                                f"one of {', '.join(NFS_VERSIONS)} (quoted string)"))
+    proto = entry.get("proto")
+    if "proto" in entry and proto not in PROTOCOLS:
+        problems.append(Problem(f"{var}.proto", proto, "unsupported transport", "tcp or rdma"))
+    nconnect = _as_int(entry.get("nconnect"))
+    if "nconnect" in entry and (nconnect is None or not 1 <= nconnect <= 16):
+        problems.append(Problem(f"{var}.nconnect", entry.get("nconnect"), "must be an integer 1..16",
+                                "8 lets one DGX fill a 100 GbE link (Linux >= 5.3)"))
+    for key in ("rsize", "wsize"):
+        size = _as_int(entry.get(key))
+        if key in entry and (size is None or not _is_power_of_two(size) or not MIN_IO_SIZE <= size <= MAX_IO_SIZE):
+            problems.append(Problem(f"{var}.{key}", entry.get(key), "must be a power of two from 4096 to 1048576",
+                                    "1048576 (1 MiB, what PowerScale serves best)"))
+    hard = entry.get("hard")
+    purpose = entry.get("purpose", "general")
+    if purpose not in PURPOSES:
+        problems.append(Problem(f"{var}.purpose", purpose, "unknown purpose", f"one of {', '.join(PURPOSES)}"))
+    if "hard" in entry and not isinstance(hard, bool):
+        problems.append(Problem(f"{var}.hard", hard, "must be true or false", "true (hard mount)"))
+    elif hard is False and purpose == "training":
+        problems.append(Problem(f"{var}.hard", hard, "training data must not be soft-mounted (a soft mount "
+                                "returns EIO to the training job when the server is slow)", "set hard: true"))
+    if isinstance(export, str) and export_purposes and export in export_purposes and hard is False \
+            and export_purposes[export] == "training":
+        problems.append(Problem(f"{var}.hard", hard, f"export {export} holds training data: soft is refused",
+                                "set hard: true"))
+    timeo = _as_int(entry.get("timeo"))
+    if "timeo" in entry and (timeo is None or not 1 <= timeo <= 6000):
+        problems.append(Problem(f"{var}.timeo", entry.get("timeo"), "must be 1..6000 (tenths of a second)", "600"))
+    retrans = _as_int(entry.get("retrans"))
+    if "retrans" in entry and (retrans is None or not 0 <= retrans <= 10):
+        problems.append(Problem(f"{var}.retrans", entry.get("retrans"), "must be 0..10", "2"))
+    if "fsc" in entry and not isinstance(entry.get("fsc"), bool):
+        problems.append(Problem(f"{var}.fsc", entry.get("fsc"), "must be true or false", "false unless cachefilesd"))
+    extra = entry.get("extra_options", [])
+    if not isinstance(extra, list):
+        problems.append(Problem(f"{var}.extra_options", extra, "must be a list", "e.g. [noatime, _netdev]"))
+    else:
+        for pos, option in enumerate(extra):
+            reason = validate_extra_option(option)
+            if reason:
+                problems.append(Problem(f"{var}.extra_options[{pos}]", option, reason,
+                                        "remove it or use a supported option (roles/dgx_nfs/README.md)"))
+    return problems
+
+
+def validate_mounts(mounts: Any, export_purposes: dict[str, str] | None = None) -> list[Problem]:
+    if not isinstance(mounts, list):
+        return [Problem("nfs_mounts", mounts, "must be a list of mounts", "see nfs_client.yml")]
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(mounts):
+        problems.extend(validate_mount(entry, index, export_purposes))
+        if isinstance(entry, dict) and isinstance(entry.get("mount_point"), str):
+            point = entry["mount_point"].rstrip("/")
+            if point in seen:
+                problems.append(Problem(f"nfs_mounts[{index}].mount_point", entry["mount_point"],
+                                        f"same mount point as nfs_mounts[{seen[point]}]", "use distinct paths"))
+            seen[point] = index
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------- servers
+
+
+def nic_address(nic: dict[str, Any]) -> str:
+    return str(nic.get("address", "")).split("/", 1)[0]
+
+
+def powerscale_addresses(nodes: Sequence[tuple[str, Sequence[dict[str, Any]]]]) -> list[tuple[str, str, str]]:
+    """(node, nic, address) of every PowerScale storage NIC, in inventory order (nodes, then their NICs)."""
+    return [(node, str(nic.get("name", "")), nic_address(nic)) for node, nics in nodes for nic in nics]
+
+
+def select_server(
+    mode: str,
+    host: str,
+    dgx_hosts: Sequence[str],
+    server_map: dict[str, Any] | None,
+    nodes: Sequence[tuple[str, Sequence[dict[str, Any]]]],
+    smartconnect: dict[str, Any] | None,
+) -> tuple[ServerChoice | None, list[Problem]]:
+    """The NFS server `host` mounts from, by nfs_server_mode. nodes: (powerscale host, its storage_nics)."""
+    if mode == "smartconnect":
+        zone = (smartconnect or {}).get("zone", "")
+        if not (smartconnect or {}).get("enabled", False) or not zone:
+            return None, [Problem("nfs_server_mode", mode, "powerscale_smartconnect is disabled or has no zone",
+                                  "enable powerscale_smartconnect with a zone, or use static / round_robin")]
+        return ServerChoice(server=str(zone), reason=f"SmartConnect zone {zone}"), []
+    if mode == "static":
+        entry = (server_map or {}).get(host)
+        if not isinstance(entry, dict):
+            return None, [Problem(f"nfs_server_map.{host}", entry, "no entry for this DGX",
+                                  f"add {host}: {{node: <powerscale host>, nic: <its storage NIC>}}")]
+        node_name, nic_name = entry.get("node"), entry.get("nic")
+        by_node = dict(nodes)
+        if node_name not in by_node:
+            return None, [Problem(f"nfs_server_map.{host}.node", node_name, "is not a host of the powerscale group",
+                                  "use one of: " + ", ".join(by_node) if by_node else "add the PowerScale nodes")]
+        for nic in by_node[node_name]:
+            if nic.get("name") == nic_name and nic_address(nic):
+                return ServerChoice(server=nic_address(nic), node=str(node_name), nic=str(nic_name),
+                                    reason=f"static map: {node_name} {nic_name}"), []
+        names = [str(n.get("name")) for n in by_node[node_name]]
+        return None, [Problem(f"nfs_server_map.{host}.nic", nic_name, f"is not a storage NIC of {node_name}",
+                              "use one of: " + ", ".join(names))]
+    if mode == "round_robin":
+        addresses = [a for a in powerscale_addresses(nodes) if a[2]]
+        if not addresses:
+            return None, [Problem("nfs_server_mode", mode, "no PowerScale storage NIC address in the inventory",
+                                  "give the powerscale hosts storage_nics with addresses")]
+        if host not in dgx_hosts:
+            return None, [Problem("nfs_server_mode", mode, f"{host} is not in the dgx group", "add it to dgx")]
+        node, nic, address = addresses[list(dgx_hosts).index(host) % len(addresses)]
+        return ServerChoice(server=address, node=node, nic=nic,
+                            reason=f"round robin: DGX #{list(dgx_hosts).index(host) + 1} -> {node} {nic}"), []
+    return None, [Problem("nfs_server_mode", mode, "unknown mode", "one of: " + ", ".join(SERVER_MODES))]
+
+
+# ---------------------------------------------------------------------------------------------- options
+
+
+def render_options(entry: dict[str, Any]) -> tuple[str, ...]:
+    """fstab/mount options of a validated nfs_mounts entry, typed fields first, in a stable order."""
+    options = [
+        f"vers={entry['vers']}",
+        f"proto={entry['proto']}",
+        f"nconnect={int(entry['nconnect'])}",
+        f"rsize={int(entry['rsize'])}",
+        f"wsize={int(entry['wsize'])}",
+        "hard" if entry["hard"] else "soft",
+        f"timeo={int(entry['timeo'])}",
+        f"retrans={int(entry['retrans'])}",
+    ]
+    if entry.get("fsc", False):
+        options.append("fsc")
+    options.extend(str(o) for o in entry.get("extra_options", []))
+    return tuple(options)
+
+
+def desired_mount(entry: dict[str, Any], server: str) -> DesiredMount:
+    return DesiredMount(src=f"{server}:{entry['export']}", path=str(entry["mount_point"]).rstrip("/") or "/",
+                        fstype="nfs", options=render_options(entry), purpose=str(entry.get("purpose", "general")))
+
+
+def parse_options(raw: str) -> dict[str, str | None]:
+    options: dict[str, str | None] = {}
+    for item in raw.split(","):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        options[key] = value if sep else None
+    return options
+
+
+def _unescape(field_text: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field_text)
+
+
+def parse_mounts_table(text: str) -> list[MountEntry]:
+    """Entries of /proc/mounts or /etc/fstab (comments and blank lines skipped; octal escapes decoded)."""
+    entries: list[MountEntry] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        entries.append(MountEntry(src=_unescape(fields[0]), path=_unescape(fields[1]), fstype=fields[2],
+                                  options=parse_options(fields[3]), raw_options=fields[3]))
+    return entries
+
+
+def find_mount(entries: Sequence[MountEntry], path: str) -> MountEntry | None:
+    """The entry mounted last on `path` (the one visible there), or None."""
+    path = path.rstrip("/") or "/"
+    found = None
+    for entry in entries:
+        if (entry.path.rstrip("/") or "/") == path:
+            found = entry
+    return found
+
+
+def _live_version(live: MountEntry) -> str:
+    vers = live.options.get("vers") or ("4.0" if live.fstype == "nfs4" else "")
+    return "4.0" if vers == "4" else str(vers)
+
+
+def compare_live(desired: DesiredMount, live: MountEntry | None,
+                 previous: MountEntry | None = None) -> LiveComparison:
+    """Compare /proc/mounts with the desired share. previous: the fstab entry as it was before this run."""
+    if live is None:
+        return LiveComparison(mounted=False)
+    if live.fstype not in ("nfs", "nfs4"):
+        return LiveComparison(mounted=True, foreign=f"{live.fstype} {live.src}")
+    want = parse_options(desired.opts)
+    result = LiveComparison(mounted=True)
+
+    def drift(option: str, desired_value: Any, live_value: Any, note: str = "") -> None:
+        result.drift.append(OptionDiff(option, desired_value, live_value, note))
+
+    if live.src.rstrip("/") != desired.src.rstrip("/"):
+        drift("source", desired.src, live.src, "mounted from another server or export")
+    if _live_version(live) != want.get("vers"):
+        drift("vers", want.get("vers"), _live_version(live))
+    if live.options.get("proto") != want.get("proto"):
+        drift("proto", want.get("proto"), live.options.get("proto"))
+    live_nconnect = live.options.get("nconnect") or "1"  # the kernel omits nconnect when it was not given
+    if live_nconnect != want.get("nconnect"):
+        drift("nconnect", int(want["nconnect"] or 1), int(live_nconnect))
+    want_hard = "soft" not in want
+    live_hard = "soft" not in live.options and "softerr" not in live.options
+    if want_hard != live_hard:
+        drift("hard", want_hard, live_hard)
+    for key in ("timeo", "retrans"):
+        if live.options.get(key) != want.get(key):
+            drift(key, int(want[key] or 0), None if live.options.get(key) is None else int(live.options[key] or 0))
+    if ("fsc" in want) != ("fsc" in live.options):
+        drift("fsc", "fsc" in want, "fsc" in live.options)
+    for flag in sorted(KERNEL_VISIBLE_FLAGS & set(want)):
+        if flag not in live.options:
+            drift(flag, True, False)
+    if "ro" in live.options and "ro" not in want:
+        drift("ro", False, True, "mounted read-only")
+    for flag in ("noatime", "nodiratime", "nosuid", "nodev", "noexec"):
+        if flag in live.options and flag not in want:
+            drift(flag, False, True)
+
+    previous_options = parse_options(previous.raw_options) if previous is not None else {}
+    for key in ("rsize", "wsize"):
+        requested = int(want[key] or 0)
+        granted = int(live.options.get(key) or 0)
+        if granted == requested:
+            continue
+        if granted > requested:
+            drift(key, requested, granted, "the live share uses larger I/O than requested")
+        elif previous_options.get(key) not in (None, str(requested)):
+            drift(key, requested, granted, f"request changed from {previous_options.get(key)} since the mount")
+        else:
+            result.negotiated.append(OptionDiff(key, requested, granted, "the server negotiated less than requested"))
+    return result
+
+
+def describe(comparison: LiveComparison) -> str:
+    """One line for a human: what differs."""
+    if not comparison.mounted:
+        return "not mounted"
+    if comparison.foreign:
+        return f"mount point holds {comparison.foreign}, not an NFS share of this inventory"
+    parts = [f"{d.option}: live {d.live}, desired {d.desired}" + (f" ({d.note})" if d.note else "")
+             for d in comparison.drift]
+    return "; ".join(parts) if parts else "in sync"

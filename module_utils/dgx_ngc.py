@@ -1,0 +1,112 @@
+"""NGC image references: validation, pinning by tag and digest, mirror names, enroot/SIF file names.
+
+Shared by library/dgx_ngc_images.py (controller side plan of roles/ngc), the handover checks (tests/handover/)
+and lab/registry.py (which seeds stand-ins under the same repository names). Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+REPOSITORY_PATH = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
+REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$")
+
+
+@dataclass(frozen=True)
+class ImageProblem:
+    variable: str
+    value: Any
+    problem: str
+    fix: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"variable": self.variable, "value": self.value, "problem": self.problem, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class NgcImage:
+    """One pinned image: registry/path:tag[@digest]."""
+
+    registry: str
+    path: str  # repository path below the registry, e.g. nvidia/pytorch
+    tag: str
+    digest: str = ""
+    purpose: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.registry}/{self.path}"
+
+    @property
+    def tagged(self) -> str:
+        return f"{self.name}:{self.tag}"
+
+    @property
+    def pinned(self) -> str:
+        """What is pulled: tag and digest (the digest wins, the tag documents)."""
+        return f"{self.tagged}@{self.digest}" if self.digest else self.tagged
+
+    def on_registry(self, registry: str) -> NgcImage:
+        return NgcImage(registry=registry, path=self.path, tag=self.tag, digest=self.digest, purpose=self.purpose)
+
+    @property
+    def file_stem(self) -> str:
+        """enroot's naming of an imported image: nvidia+pytorch+24.05-py3."""
+        return f"{self.path.replace('/', '+')}+{self.tag}"
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """('nvcr.io', 'nvidia/pytorch') from 'nvcr.io/nvidia/pytorch'."""
+    registry, _, path = name.partition("/")
+    return registry, path
+
+
+def validate_image(entry: Any, variable: str, ngc_registry: str) -> list[ImageProblem]:
+    if not isinstance(entry, dict):
+        return [ImageProblem(variable, entry, "must be a mapping", "give name, tag, digest, purpose")]
+    problems: list[ImageProblem] = []
+    name = entry.get("name")
+    registry, path = split_name(name) if isinstance(name, str) else ("", "")
+    if not isinstance(name, str) or registry != ngc_registry or not REPOSITORY_PATH.match(path):
+        problems.append(ImageProblem(f"{variable}.name", name, f"must be {ngc_registry}/<org>/<repository>",
+                                     f"e.g. {ngc_registry}/nvidia/pytorch"))
+    tag = entry.get("tag")
+    if not isinstance(tag, str) or not TAG.match(tag) or tag == "latest":
+        problems.append(ImageProblem(f"{variable}.tag", tag, "must be an explicit tag (not latest)",
+                                     "pin a release tag such as 24.05-py3"))
+    digest = entry.get("digest", "")
+    if digest not in ("", None) and (not isinstance(digest, str) or not DIGEST.match(digest)):
+        problems.append(ImageProblem(f"{variable}.digest", digest, "must be sha256: and 64 hex digits, or empty",
+                                     "copy it from `docker inspect --format '{{.RepoDigests}}'` or the registry"))
+    return problems
+
+
+def image_from_entry(entry: dict[str, Any]) -> NgcImage:
+    registry, path = split_name(entry["name"])
+    return NgcImage(registry=registry, path=path, tag=str(entry["tag"]), digest=str(entry.get("digest") or ""),
+                    purpose=str(entry.get("purpose", "")))
+
+
+def selected_images(images: list[Any], optional_images: list[Any], pull_optional: bool) -> list[Any]:
+    return list(images or []) + (list(optional_images or []) if pull_optional else [])
+
+
+def validate_mirror(mirror: Any) -> list[ImageProblem]:
+    if not isinstance(mirror, dict):
+        return [ImageProblem("ngc_mirror", mirror, "must be a mapping", "see ngc.yml")]
+    if not mirror.get("enabled", False):
+        return []
+    registry = mirror.get("registry", "")
+    if not isinstance(registry, str) or not REGISTRY.match(registry):
+        return [ImageProblem("ngc_mirror.registry", registry, "must be host[:port] of the site registry",
+                             "e.g. registry.example.com:5000")]
+    return []
+
+
+def digest_matches(repo_digests: list[str], name: str, digest: str) -> bool:
+    """Whether `docker inspect`'s RepoDigests (name@sha256:...) hold `digest` for repository `name`."""
+    return f"{name}@{digest}" in (repo_digests or [])

@@ -1,0 +1,253 @@
+"""DGX host readiness: parse what the node reports, then check it as data against the inventory's expectations.
+
+Shared by library/dgx_facts.py (on the DGX) and the testinfra handover checks (tests/handover/). Standard
+library only, Python 3.8+. Parsing (did the tool answer, what did it say?) is kept apart from evaluation
+(is that what the inventory expects?). A tool that is absent is a fact (no GPU driver = 0 GPUs); a tool that
+is present but fails or prints something unparsable is an error, and every check that depends on it FAILS.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+NVIDIA_SMI_QUERY = "index,name,driver_version,pci.bus_id,uuid"
+PASS, FAIL, NOT_APPLICABLE = "pass", "fail", "n/a"
+
+
+@dataclass
+class Gpu:
+    index: int
+    name: str
+    driver_version: str
+    pci_bus_id: str
+    uuid: str
+
+
+@dataclass
+class HcaPort:
+    number: int
+    state: str
+    physical_state: str
+    rate_gbps: int
+    link_layer: str
+
+
+@dataclass
+class Hca:
+    name: str
+    ca_type: str
+    firmware: str
+    ports: list[HcaPort] = field(default_factory=list)
+
+
+@dataclass
+class ToolResult:
+    """What one probe produced: present (the tool exists), error (it exists but failed or was unparsable)."""
+
+    present: bool
+    error: str = ""
+
+
+@dataclass
+class DgxFacts:
+    gpus: list[Gpu] = field(default_factory=list)
+    gpu_probe: ToolResult = field(default_factory=lambda: ToolResult(present=False))
+    hcas: list[Hca] = field(default_factory=list)
+    hca_probe: ToolResult = field(default_factory=lambda: ToolResult(present=False))
+    fabricmanager: str = "absent"  # systemctl is-active answer, or "absent"
+    modules: list[str] = field(default_factory=list)  # loaded kernel modules of interest
+    nic_mtu: dict[str, int | None] = field(default_factory=dict)  # None: the NIC does not exist
+    sysctl: dict[str, str | None] = field(default_factory=dict)  # None: the key does not exist
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["gpu_count"] = len(self.gpus)
+        data["hca_count"] = len(self.hcas)
+        return data
+
+
+@dataclass
+class Check:
+    name: str
+    status: str
+    expected: Any
+    actual: Any
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Expectations:
+    """What the inventory expects: dgx_models[dgx_model], dgx_nvidia_driver_version, storage_nics, dgx_sysctl."""
+
+    gpus: int
+    gpu_model: str
+    hcas: int
+    hca_rate_gbps: int
+    nvswitch: bool
+    driver_version: str
+    nic_mtu: dict[str, int] = field(default_factory=dict)
+    sysctl: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_inventory(cls, model: dict[str, Any], driver_version: str, storage_nics: list[dict[str, Any]],
+                       sysctl: dict[str, Any]) -> Expectations:
+        return cls(gpus=int(model.get("gpus", 0)), gpu_model=str(model.get("gpu_model", "")),
+                   hcas=int(model.get("hcas", 0)), hca_rate_gbps=int(model.get("hca_rate_gbps", 0)),
+                   nvswitch=bool(model.get("nvswitch", False)), driver_version=str(driver_version or ""),
+                   nic_mtu={str(n["name"]): int(n.get("mtu", 1500)) for n in storage_nics},
+                   sysctl={str(k): normalize_sysctl(v) for k, v in (sysctl or {}).items()})
+
+
+# ---------------------------------------------------------------------------------------------- parsing
+
+
+def parse_nvidia_smi(text: str) -> list[Gpu]:
+    """Rows of `nvidia-smi --query-gpu=index,name,driver_version,pci.bus_id,uuid --format=csv,noheader`."""
+    gpus: list[Gpu] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) != 5 or not cells[0].isdigit():
+            raise ValueError(f"nvidia-smi line {number} is not index,name,driver,bus,uuid: {line.strip()!r}")
+        gpus.append(Gpu(index=int(cells[0]), name=cells[1], driver_version=cells[2], pci_bus_id=cells[3],
+                        uuid=cells[4]))
+    return gpus
+
+
+_RATE = re.compile(r"^\s*Rate:\s*(\d+)", re.MULTILINE)
+
+
+def parse_ibstat(text: str) -> list[Hca]:
+    """HCAs and their ports from the plain `ibstat` output (CA 'mlx5_0' blocks, Port N: blocks)."""
+    hcas: list[Hca] = []
+    current: Hca | None = None
+    port: HcaPort | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        match = re.match(r"^CA '([^']+)'", line)
+        if match:
+            current = Hca(name=match.group(1), ca_type="", firmware="")
+            hcas.append(current)
+            port = None
+            continue
+        if current is None:
+            continue
+        match = re.match(r"^Port (\d+):$", line)
+        if match:
+            port = HcaPort(number=int(match.group(1)), state="", physical_state="", rate_gbps=0, link_layer="")
+            current.ports.append(port)
+            continue
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if port is None:
+            if key == "CA type":
+                current.ca_type = value
+            elif key == "Firmware version":
+                current.firmware = value
+            continue
+        if key == "State":
+            port.state = value
+        elif key == "Physical state":
+            port.physical_state = value
+        elif key == "Rate":
+            port.rate_gbps = int(value) if value.isdigit() else 0
+        elif key == "Link layer":
+            port.link_layer = value
+    if text.strip() and not hcas:
+        raise ValueError(f"ibstat printed no CA block: {text.strip()[:120]!r}")
+    return hcas
+
+
+def parse_lsmod(text: str) -> list[str]:
+    return [line.split()[0] for line in text.splitlines()[1:] if line.split()]
+
+
+def normalize_sysctl(value: Any) -> str:
+    return " ".join(str(value).split())
+
+
+# ---------------------------------------------------------------------------------------------- evaluation
+
+
+def _check(name: str, ok: bool, expected: Any, actual: Any, detail: str = "") -> Check:
+    return Check(name=name, status=PASS if ok else FAIL, expected=expected, actual=actual, detail=detail)
+
+
+def evaluate(facts: DgxFacts, want: Expectations) -> list[Check]:
+    """Every readiness check, as data. n/a only where the node model has no such hardware (lab-vm)."""
+    checks: list[Check] = []
+    gpu_error = facts.gpu_probe.error
+    if gpu_error:
+        checks.append(Check("gpu_count", FAIL, want.gpus, None, f"nvidia-smi failed: {gpu_error}"))
+    else:
+        source = "nvidia-smi" if facts.gpu_probe.present else "nvidia-smi not installed: 0 GPUs"
+        checks.append(_check("gpu_count", len(facts.gpus) == want.gpus, want.gpus, len(facts.gpus),
+                             f"{source}; a missing GPU is a failure" if len(facts.gpus) < want.gpus else source))
+    if want.gpus == 0:
+        checks.append(Check("gpu_model", NOT_APPLICABLE, want.gpu_model, None, "the node model has no GPUs"))
+        checks.append(Check("driver_version", NOT_APPLICABLE, want.driver_version, None,
+                            "the node model has no GPUs"))
+    else:
+        wrong = [g.name for g in facts.gpus if want.gpu_model not in g.name]
+        checks.append(_check("gpu_model", bool(facts.gpus) and not wrong and not gpu_error, want.gpu_model,
+                             sorted({g.name for g in facts.gpus}),
+                             f"unexpected models: {wrong}" if wrong else gpu_error))
+        drivers = sorted({g.driver_version for g in facts.gpus})
+        checks.append(_check("driver_version", drivers == [want.driver_version], want.driver_version, drivers,
+                             "" if facts.gpus else "no GPU answered"))
+    if want.nvswitch:
+        checks.append(_check("nvidia_fabricmanager", facts.fabricmanager == "active", "active", facts.fabricmanager,
+                             "NVSwitch systems need nvidia-fabricmanager for CUDA to see the GPUs"))
+    else:
+        checks.append(Check("nvidia_fabricmanager", NOT_APPLICABLE, "not required", facts.fabricmanager,
+                            "the node model has no NVSwitch"))
+    if want.gpus > 0 and want.hcas > 0:
+        loaded = "nvidia_peermem" in facts.modules
+        old = "nv_peer_mem" in facts.modules
+        checks.append(_check("nvidia_peermem", loaded and not old, "nvidia_peermem loaded, nv_peer_mem not",
+                             [m for m in ("nvidia_peermem", "nv_peer_mem") if m in facts.modules],
+                             "GPUDirect RDMA for NCCL" + ("; unload the old nv_peer_mem" if old else "")))
+    else:
+        checks.append(Check("nvidia_peermem", NOT_APPLICABLE, "not required",
+                            [m for m in ("nvidia_peermem", "nv_peer_mem") if m in facts.modules],
+                            "the node model has no GPU + HCA pair"))
+    if facts.hca_probe.error:
+        checks.append(Check("hca_count", FAIL, want.hcas, None, f"ibstat failed: {facts.hca_probe.error}"))
+    else:
+        checks.append(_check("hca_count", len(facts.hcas) == want.hcas, want.hcas, len(facts.hcas),
+                             "" if facts.hca_probe.present else "ibstat not installed: 0 HCAs"))
+    if want.hcas > 0:
+        ports = [(h.name, p) for h in facts.hcas for p in h.ports]
+        not_active = [f"{name}/{p.number}:{p.state}" for name, p in ports if p.state != "Active"]
+        checks.append(_check("hca_state", bool(ports) and not not_active, "Active", not_active or "all Active",
+                             "" if ports else "no HCA port found"))
+        slow = [f"{name}/{p.number}:{p.rate_gbps}" for name, p in ports if p.rate_gbps != want.hca_rate_gbps]
+        checks.append(_check("hca_rate", bool(ports) and not slow, want.hca_rate_gbps,
+                             slow or want.hca_rate_gbps, "" if ports else "no HCA port found"))
+    else:
+        checks.append(Check("hca_state", NOT_APPLICABLE, "none", None, "the node model has no HCAs"))
+        checks.append(Check("hca_rate", NOT_APPLICABLE, "none", None, "the node model has no HCAs"))
+    for nic, mtu in sorted(want.nic_mtu.items()):
+        actual = facts.nic_mtu.get(nic)
+        checks.append(_check(f"mtu:{nic}", actual == mtu, mtu, actual,
+                             "interface not found" if actual is None else ""))
+    for key, value in sorted(want.sysctl.items()):
+        actual = facts.sysctl.get(key)
+        checks.append(_check(f"sysctl:{key}", actual is not None and normalize_sysctl(actual) == value, value,
+                             actual, "key not found (module not loaded?)" if actual is None else ""))
+    return checks
+
+
+def failures(checks: list[Check]) -> list[Check]:
+    return [c for c in checks if c.status == FAIL]
+
+
+def format_checks(checks: list[Check]) -> str:
+    return "\n".join(f"{c.status.upper():4} {c.name}: expected {c.expected!r}, actual {c.actual!r}"
+                     + (f" ({c.detail})" if c.detail else "") for c in checks)
