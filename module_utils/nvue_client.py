@@ -1,0 +1,111 @@
+"""A small client for the Cumulus Linux 5.x NVUE REST API (``/nvue_v1``), and its revision workflow.
+
+The workflow is the documented one: POST /nvue_v1/revision creates a changeset revision; PATCH /nvue_v1/?rev=ID
+merges a subtree into it (null deletes); PATCH /nvue_v1/revision/ID with {"state": "apply", "auto-prompt":
+{"ays": "ays_yes"}} applies it; GET /nvue_v1/revision/ID reports the state until it is "applied" (or one of the
+failure states, with the switch's issues in transition.issue). GET /nvue_v1/?rev=applied&filled=false returns
+the applied configuration; GET without rev returns the operational state.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# Revision states (NVUE transitions): reached the goal / failed for good / still working.
+APPLIED_STATES = {"applied", "applied_and_saved", "auto_save"}
+FAILED_STATES = {"invalid", "apply_fail", "apply_error", "ays_fail", "ignore_fail", "confirm_fail",
+                 "ready_error", "verify_error"}
+APPLY_BODY = {"state": "apply", "auto-prompt": {"ays": "ays_yes"}}
+
+
+class NvueError(Exception):
+    """The switch answered with an error (its own text is in the message)."""
+
+    def __init__(self, message: str, status: int | None = None, body: Any = None):
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class NvueUnreachable(NvueError):
+    """The API could not be reached at all (refused, timed out, TLS failure)."""
+
+
+def error_text(body: Any) -> str:
+    """The switch's own words from an error body (problem+json, a revision's issues, or plain text)."""
+    if isinstance(body, dict):
+        issues = ((body.get("transition") or {}).get("issue") or {}) if "transition" in body else {}
+        if issues:
+            return "; ".join(str(i.get("message", i)) for i in issues.values())
+        parts = [str(body[k]) for k in ("title", "detail", "message") if body.get(k)]
+        if parts:
+            return ": ".join(parts)
+        return json.dumps(body, sort_keys=True)
+    return str(body).strip()
+
+
+@dataclass
+class NvueClient:
+    """HTTP transport is injected (``fetch(method, url, body) -> (status, parsed_body)``) so tests need no server."""
+
+    base_url: str
+    fetch: Callable[[str, str, Any], tuple[int, Any]]
+
+    def _url(self, path: str, query: dict[str, str] | None = None) -> str:
+        url = self.base_url.rstrip("/") + "/nvue_v1" + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        return url
+
+    def call(self, method: str, path: str, body: Any = None, query: dict[str, str] | None = None) -> Any:
+        status, data = self.fetch(method, self._url(path, query), body)
+        if status >= 400:
+            raise NvueError(f"NVUE {method} {path} answered HTTP {status}: {error_text(data)}", status, data)
+        return data
+
+    def get(self, path: str = "/", rev: str | None = None, filled: bool | None = None) -> Any:
+        query: dict[str, str] = {}
+        if rev:
+            query["rev"] = rev
+        if filled is not None:
+            query["filled"] = "true" if filled else "false"
+        return self.call("GET", path, query=query or None)
+
+    def create_revision(self) -> str:
+        data = self.call("POST", "/revision", body={})
+        if not isinstance(data, dict) or len(data) != 1:
+            raise NvueError(f"NVUE POST /revision returned no single revision: {data!r}")
+        return next(iter(data))
+
+    def patch(self, rev: str, subtree: dict[str, Any], path: str = "/") -> Any:
+        return self.call("PATCH", path, body=subtree, query={"rev": rev})
+
+    def revision(self, rev: str) -> dict[str, Any]:
+        return self.call("GET", "/revision/" + urllib.parse.quote(rev, safe=""))
+
+    def apply(self, rev: str, timeout: float, poll: float = 1.0,
+              sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> str:
+        """Apply a revision and wait (bounded) until it is applied; raise with the switch's issues otherwise."""
+        self.call("PATCH", "/revision/" + urllib.parse.quote(rev, safe=""), body=APPLY_BODY)
+        deadline = clock() + timeout
+        state = "apply"
+        while True:
+            info = self.revision(rev)
+            state = str(info.get("state", ""))
+            if state in APPLIED_STATES:
+                return state
+            if state in FAILED_STATES:
+                raise NvueError(f"NVUE revision {rev} ended in state {state!r}: {error_text(info)}", body=info)
+            if clock() >= deadline:
+                progress = (info.get("transition") or {}).get("progress", "")
+                raise NvueError(
+                    f"NVUE revision {rev} still in state {state!r} after {timeout:.0f}s (progress: {progress!r}); "
+                    "it may still complete on the switch: check `nv config history` before re-running",
+                    body=info,
+                )
+            sleep(poll)
