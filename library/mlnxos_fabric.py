@@ -149,6 +149,13 @@ options:
     description: Remote syslog servers (IP addresses).
     type: list
     elements: str
+  sm_peers:
+    description:
+      - Every switch of the subnet as C([name, role, priority]) (this one included). When given, the pair-wide
+        rules are checked with the input - exactly one C(master), and no standby priority at or above the
+        master's (the election would make that standby master).
+    type: list
+    elements: raw
   purge:
     description: Remove NTP and syslog servers that are not declared.
     type: bool
@@ -246,7 +253,9 @@ from ansible.module_utils.mlnxos_client import (  # noqa: E402
 from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     SHOW_COMMANDS,
     ParseError,
+    check_sm_pair,
     parse_live_state,
+    peers_from_param,
     plan,
     render_state,
     validate_desired,
@@ -262,6 +271,7 @@ def argument_spec() -> dict:
         partitions={"type": "list", "elements": "dict"},
         ntp_servers={"type": "list", "elements": "str"},
         syslog_servers={"type": "list", "elements": "str"},
+        sm_peers={"type": "list", "elements": "raw"},
         purge={"type": "bool", "default": False},
         validate_only={"type": "bool", "default": False},
         input_names={"type": "dict", "default": {}},
@@ -273,8 +283,10 @@ def main() -> None:
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     desired, errors = validate_desired(params)
-    if errors:
-        rendered = [e.render(params["input_names"]) for e in errors]
+    rendered = [e.render(params["input_names"]) for e in errors]
+    if params["sm_peers"] is not None:
+        rendered.extend(check_sm_pair(peers_from_param(params["sm_peers"])))
+    if rendered:
         module.fail_json(msg="invalid input, nothing was sent to the switch: " + "; ".join(rendered),
                          errors=rendered, changed=False)
     result = {"changed": False, "commands": [], "saved": False, "unmanaged": {}, "desired": asdict(desired)}

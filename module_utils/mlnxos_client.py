@@ -327,7 +327,7 @@ def switch_from_params(params: dict[str, Any]) -> Switch:
     endpoint = Endpoint(
         host=params["api_host"], username=params["username"], password=params["password"],
         api_port=params["api_port"], ssh_port=params["ssh_port"], validate_certs=params["validate_certs"],
-        ca_path=params.get("ca_path"), timeout=params["timeout"],
-        ssh_host_key_checking=params["ssh_host_key_checking"], ssh_known_hosts=params.get("ssh_known_hosts"),
+        ca_path=params.get("ca_path") or None, timeout=params["timeout"],
+        ssh_host_key_checking=params["ssh_host_key_checking"], ssh_known_hosts=params.get("ssh_known_hosts") or None,
     )
     return Switch(endpoint, params["transport"], params["cli_fallback"])

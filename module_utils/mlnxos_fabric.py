@@ -355,6 +355,19 @@ def validate_desired(params: dict[str, Any]) -> tuple[DesiredState, list[InputEr
     return state, errors
 
 
+def peers_from_param(peers: list[Any]) -> dict[str, dict[str, Any]]:
+    """[[name, role, priority], ...] (as the role builds it from hostvars) -> {name: {role, priority}}."""
+    result: dict[str, dict[str, Any]] = {}
+    for entry in peers:
+        name, role, priority = ([*list(entry), None, None, None])[:3]
+        try:
+            priority = int(priority) if priority is not None and not isinstance(priority, bool) else None
+        except (TypeError, ValueError):
+            priority = None
+        result[str(name)] = {"role": role, "priority": priority}
+    return result
+
+
 def check_sm_pair(switches: dict[str, dict[str, Any]]) -> list[str]:
     """Cross-switch rule: exactly one designated master, and it outranks every standby (else the
     election would hand the subnet to a standby). switches: {name: {"role": .., "priority": ..}}."""
@@ -455,6 +468,11 @@ def _rate(text: Any) -> float | None:
     return float(match.group(1)) if match else None
 
 
+def _description(value: Any) -> str:
+    text = str(value or "").strip()
+    return "" if text.upper() in ("N/A", "N\\A") else text
+
+
 def parse_ib_interfaces(data: Any) -> dict[str, LivePort]:
     """show interfaces ib -> {"1/1": LivePort}."""
     ports: dict[str, LivePort] = {}
@@ -472,7 +490,7 @@ def parse_ib_interfaces(data: Any) -> dict[str, LivePort]:
             name=name,
             admin_enabled=_yes(_field(row, "Admin state")),
             speeds=[s.strip().lower() for s in str(speeds_text).split(",") if s.strip()],
-            description=str(_field(row, "Description") or "").strip(),
+            description=_description(_field(row, "Description")),
             module_type=str(_field(row, "Module type") or "qsfp").strip().lower(),
             oper_up=str(oper or "").strip().lower() in ("up", "active"),
             actual_speed=(str(actual).strip().lower() if actual and str(actual).upper() != "N/A" else None),
@@ -630,11 +648,13 @@ def _plan_ports(desired: DesiredState, live: LiveState, plan: Plan) -> None:
             plan.problems.append(f"port {cage.cage} does not exist on this switch")
             continue
         current_type = "qsfp-split-2" if subports else "qsfp"
-        before[cage.cage] = {"split": "2" if subports else "none",
-                             "ports": {n: _port_view(live.ports.get(n)) for n in current_names}}
-        after[cage.cage] = {"split": cage.split,
-                            "ports": {p.name: {"enabled": p.enabled, "speed": p.speed, "description": p.description}
-                                      for p in cage.ports}}
+        before.setdefault(cage.cage, {})["split"] = "2" if subports else "none"
+        for name in current_names:
+            before.setdefault(name, {}).update(_port_view(live.ports.get(name)) or {})
+        after.setdefault(cage.cage, {})["split"] = cage.split
+        for port in cage.ports:
+            after.setdefault(port.name, {}).update(
+                {"enabled": port.enabled, "speed": port.speed, "description": port.description})
         if current_type != module_type:
             # The module type can only change while its ports are administratively down.
             plan.commands.extend(f"interface ib {n} shutdown" for n in current_names
