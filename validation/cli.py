@@ -1,0 +1,246 @@
+"""``python -m validation run | evaluate | report | parse | latest | context``.
+
+- ``run``: run the validation stage (ansible-playbook playbooks/validate.yml), then print where the report is.
+- ``evaluate RUN_DIR``: re-judge stored raw results, optionally with other thresholds; exit 1 on FAIL.
+- ``report RUN_DIR``: judge and write report.json, junit.xml, summary.md and report.html; exit 1 on FAIL.
+- ``parse nccl-tests|fio|topo|ibstat FILE``: print the parsed JSON; exit 2 when FILE cannot be parsed,
+  1 when it parsed but is incomplete (a truncated nccl-tests log, fio JSON without results).
+- ``latest``: print the newest run directory, its verdict and its report.html.
+- ``context``: build a run's context.json from an inventory (the role does it from Ansible's variables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import parse_fio, parse_nccl, parse_sysinfo, report
+from .context import context_from_inventory, with_overrides
+from .thresholds import ThresholdError, check_entry
+from .verdict import FAIL, evaluate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_results_dir() -> Path:
+    return Path(os.environ.get("VALIDATION_RESULTS_DIR") or ROOT / "results")
+
+
+def _print_json(obj: Any) -> None:
+    json.dump(obj, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        _print_json({"errors": [f"cannot read {path}: {exc.strerror}"]})
+        return 2
+    try:
+        if args.kind == "nccl-tests":
+            runs = parse_nccl.parse(text)
+            docs = [r.to_dict() for r in runs]
+            _print_json(docs[0] if len(docs) == 1 else docs)
+            return 0 if all(r.complete for r in runs) else 1
+        if args.kind == "fio":
+            result = parse_fio.parse(text)
+            _print_json(result.to_dict())
+            return 0 if (result.jobs or result.clients) else 1
+        if args.kind == "topo":
+            _print_json(parse_sysinfo.parse_topo(text).to_dict())
+            return 0
+        ports = parse_sysinfo.parse_ibstat(text)
+        _print_json([{**vars(p), "active": p.active} for p in ports])
+        return 0
+    except (parse_nccl.NcclParseError, parse_fio.FioParseError, parse_sysinfo.SysinfoParseError) as exc:
+        _print_json({"errors": [f"{path}: {exc}"]})
+        return 2
+
+
+def _load_context(run_dir: Path, inventory: str | None) -> dict[str, Any]:
+    if inventory:
+        return context_from_inventory(inventory)
+    path = run_dir / "context.json"
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: give --inventory DIR to judge this run against an inventory")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _apply_cli_thresholds(ctx: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    thresholds = None
+    extra: dict[str, Any] = {}
+    if args.thresholds:
+        doc = yaml.safe_load(Path(args.thresholds).read_text(encoding="utf-8")) or {}
+        thresholds = doc.get("acceptance_thresholds", doc if isinstance(doc, list) else None)
+        for key in ("acceptance_outlier_max_behind_pct", "acceptance_baseline"):
+            if isinstance(doc, dict) and key in doc:
+                extra[key] = doc[key]
+        if thresholds is None:
+            raise SystemExit(f"{args.thresholds}: no acceptance_thresholds list")
+    new = with_overrides(ctx, thresholds, extra)
+    for item in args.set or []:
+        # metric.floor=VALUE : replace or add the floor of a metric (quick "what if" re-judging)
+        try:
+            lhs, value = item.split("=", 1)
+            metric, key = lhs.rsplit(".", 1)
+            number = float(value)
+        except ValueError:
+            raise SystemExit(f"--set {item!r}: expected METRIC.floor=NUMBER or METRIC.fraction=NUMBER") from None
+        entries = [dict(e) for e in new.get("acceptance_thresholds") or []]
+        match = [e for e in entries if e.get("metric") == metric]
+        if not match:
+            entries.append({"metric": metric, "source": f"command line --set {item}"})
+            match = [entries[-1]]
+        for e in match:
+            if key == "floor":
+                e["floor"] = number
+            elif key == "fraction" and isinstance(e.get("ceiling"), dict):
+                e["ceiling"] = {**e["ceiling"], "fraction": number}
+            else:
+                raise SystemExit(f"--set {item!r}: {metric} has no {key} to set")
+            e["source"] = f"{e.get('source', '')} [overridden: --set {item}]".strip()
+        new["acceptance_thresholds"] = entries
+    for i, entry in enumerate(new.get("acceptance_thresholds") or []):
+        try:
+            check_entry(entry, i)
+        except ThresholdError as exc:
+            raise SystemExit(str(exc)) from None
+    return new
+
+
+def _environment(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "environment.json"
+    if path.is_file():
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            return {"error": "environment.json is unreadable"}
+    return {}
+
+
+def _print_verdict(doc: dict[str, Any]) -> None:
+    v = doc["verdict"]
+    for c in v["checks"]:
+        value = "-" if c["value"] is None else f"{c['value']:.4g} {c['unit']}"
+        reason = ("  <- " + "; ".join(c["reasons"])) if c["status"] == FAIL else ""
+        print(f"{c['status']:4}  {c['kind']:11}  {c['label']:48}  {value}{reason}")
+    print(f"VERDICT: {v['status']}" + (f"  failed: {', '.join(v['failed'])}" if v["failed"] else ""))
+
+
+def cmd_evaluate(args: argparse.Namespace, write: bool) -> int:
+    run_dir = Path(args.run_dir).resolve()
+    if not (run_dir / "raw").is_dir():
+        raise SystemExit(f"{run_dir}: not a validation run directory (no raw/)")
+    ctx = _apply_cli_thresholds(_load_context(run_dir, getattr(args, "inventory", None)), args)
+    verdict = evaluate(run_dir, ctx)
+    doc = report.build_report(run_dir, ctx, verdict, _environment(run_dir))
+    out_dir = Path(args.out).resolve() if getattr(args, "out", None) else run_dir
+    if write or getattr(args, "out", None):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        files = report.write_all(out_dir, doc)
+        if args.json:
+            _print_json({"status": verdict.status, "failed": verdict.failed,
+                         "files": {k: str(v) for k, v in files.items()}})
+        else:
+            _print_verdict(doc)
+            print(f"report: {files['html']}")
+    elif args.json:
+        _print_json(doc)
+    else:
+        _print_verdict(doc)
+    return 1 if verdict.status == FAIL else 0
+
+
+def find_latest(results: Path) -> Path | None:
+    runs = sorted(p for p in results.glob("*") if p.is_dir() and (p / "raw").is_dir())
+    return runs[-1] if runs else None
+
+
+def cmd_latest(args: argparse.Namespace) -> int:
+    results = Path(args.results) if args.results else default_results_dir()
+    run = find_latest(results)
+    if run is None:
+        print(f"no validation run under {results}", file=sys.stderr)
+        return 1
+    report_json = run / "report.json"
+    status = "no report yet"
+    if report_json.is_file():
+        status = json.loads(report_json.read_text(encoding="utf-8"))["verdict"]["status"]
+    print(f"{run}\nverdict: {status}\nreport: {run / 'report.html'}")
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    nodes = args.nodes.split(",") if args.nodes else None
+    ctx = context_from_inventory(args.inventory, nodes)
+    text = json.dumps(ctx, indent=2, default=sorted) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    playbook = ROOT / "playbooks" / "validate.yml"
+    binary = Path(sys.executable).with_name("ansible-playbook")
+    cmd = [str(binary) if binary.exists() else "ansible-playbook", "-i", args.inventory, str(playbook), *args.ansible_args]
+    print("+ " + " ".join(cmd), flush=True)
+    rc = subprocess.call(cmd, cwd=ROOT)
+    latest = find_latest(default_results_dir())
+    if latest is not None:
+        print(f"report: {latest / 'report.html'}")
+    return rc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m validation", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the validation stage through Ansible, then print the report path")
+    run.add_argument("-i", "--inventory", default=str(ROOT / "inventories" / "lab"))
+    run.add_argument("ansible_args", nargs=argparse.REMAINDER, help="passed to ansible-playbook (e.g. -e ...)")
+    for name, helptext in (("evaluate", "re-judge a run directory (optionally with other thresholds)"),
+                           ("report", "judge a run directory and write its report files")):
+        sp = sub.add_parser(name, help=helptext)
+        sp.add_argument("run_dir")
+        sp.add_argument("--thresholds", help="YAML with acceptance_thresholds (and optional outlier/baseline keys)")
+        sp.add_argument("--set", action="append", metavar="METRIC.floor=N",
+                        help="override one bound, e.g. fio_node_read_MBps.floor=1e9 (repeatable)")
+        sp.add_argument("--inventory", help="judge against this inventory instead of the run's context.json")
+        sp.add_argument("--out", help="write the report files into this directory")
+        sp.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    parse = sub.add_parser("parse", help="parse one raw output file and print JSON")
+    parse.add_argument("kind", choices=["nccl-tests", "fio", "topo", "ibstat"])
+    parse.add_argument("file")
+    latest = sub.add_parser("latest", help="print the newest run directory and its report")
+    latest.add_argument("--results", help="results directory (default: results/ of the project)")
+    ctx = sub.add_parser("context", help="build context.json from an inventory")
+    ctx.add_argument("--inventory", required=True)
+    ctx.add_argument("--nodes", help="comma-separated DGX hosts (default: all in the inventory)")
+    ctx.add_argument("--out")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "parse":
+        return cmd_parse(args)
+    if args.command == "evaluate":
+        return cmd_evaluate(args, write=False)
+    if args.command == "report":
+        return cmd_evaluate(args, write=True)
+    if args.command == "latest":
+        return cmd_latest(args)
+    if args.command == "context":
+        return cmd_context(args)
+    return cmd_run(args)

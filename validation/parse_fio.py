@@ -1,0 +1,154 @@
+"""Parse fio's ``--output-format=json`` and ``json+`` output, standalone or client/server.
+
+fio prints error text (``fio: pid=..., err=2/...``) and, in client/server mode, the servers' text
+(``<host> Starting 2 processes``) on stdout before the JSON document; the parser finds the document
+after that text. Client/server output holds ``client_stats``: one entry per client (``hostname``,
+``port``) and, with more than one client, an ``All clients`` aggregate. A client that could not connect
+simply does not appear (fio still exits 0), so the caller compares ``clients`` with the clients it
+asked for. Unparseable input raises FioParseError; a job with ``error != 0`` is kept and reported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+_ERR_LINE = re.compile(r"^(?:<[^>]+>\s*)?fio:\s*(.*)$")
+
+
+@dataclass
+class Direction:
+    bw_bytes: int | None
+    iops: float | None
+    clat_ns_p99: int | None
+    io_bytes: int | None = None
+    runtime_ms: int | None = None
+
+
+@dataclass
+class FioJob:
+    name: str
+    error: int | None
+    read: Direction | None
+    write: Direction | None
+    hostname: str | None = None
+    port: int | None = None
+
+
+@dataclass
+class FioResult:
+    fio_version: str | None = None
+    jobs: list[FioJob] = field(default_factory=list)
+    clients: list[FioJob] = field(default_factory=list)
+    aggregate: FioJob | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class FioParseError(ValueError):
+    """The input holds no fio JSON document."""
+
+
+def _find_document(text: str) -> tuple[str, dict[str, Any]]:
+    """Split fio output into (text before the JSON, the JSON document)."""
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"(?m)^\{", text):
+        try:
+            doc, _end = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
+            return text[: match.start()], doc
+    raise FioParseError("no fio JSON document (with 'jobs' or 'client_stats') found")
+
+
+def _percentile(clat: dict[str, Any] | None, pct: str = "99.000000") -> int | None:
+    if not clat:
+        return None
+    table = clat.get("percentile") or {}
+    value = table.get(pct)
+    return int(value) if value is not None else None
+
+
+def _direction(obj: dict[str, Any] | None) -> Direction | None:
+    if not obj:
+        return None
+    clat = obj.get("clat_ns") or obj.get("lat_ns")
+    return Direction(
+        bw_bytes=int(obj["bw_bytes"]) if "bw_bytes" in obj else int(obj["bw"]) * 1024 if "bw" in obj else None,
+        iops=float(obj["iops"]) if "iops" in obj else None,
+        clat_ns_p99=_percentile(clat),
+        io_bytes=int(obj["io_bytes"]) if "io_bytes" in obj else None,
+        runtime_ms=int(obj["runtime"]) if "runtime" in obj else None,
+    )
+
+
+def _job(obj: dict[str, Any]) -> FioJob:
+    port = obj.get("port")
+    return FioJob(
+        name=str(obj.get("jobname", "")),
+        error=int(obj["error"]) if "error" in obj else None,
+        read=_direction(obj.get("read")),
+        write=_direction(obj.get("write")),
+        hostname=obj.get("hostname"),
+        port=int(port) if port is not None else None,
+    )
+
+
+def parse(text: str) -> FioResult:
+    """Parse fio JSON output (possibly preceded by fio's own text). Raises FioParseError."""
+    before, doc = _find_document(text)
+    result = FioResult(fio_version=doc.get("fio version"))
+    for line in before.splitlines():
+        m = _ERR_LINE.match(line.strip())
+        if m:
+            result.errors.append(m.group(1))
+    try:
+        for obj in doc.get("jobs") or []:
+            result.jobs.append(_job(obj))
+        for obj in doc.get("client_stats") or []:
+            job = _job(obj)
+            if job.name == "All clients":
+                result.aggregate = job
+            else:
+                result.clients.append(job)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FioParseError(f"fio JSON with an unreadable job entry: {exc}") from exc
+    if not result.jobs and not result.clients:
+        result.errors.append("fio JSON without any job or client result")
+    for job in [*result.jobs, *result.clients]:
+        if job.error:
+            who = f"{job.hostname}:{job.port} " if job.hostname else ""
+            result.errors.append(f"{who}job {job.name!r} ended with error {job.error}")
+    return result
+
+
+def client_key(job: FioJob) -> str:
+    """How a client is named: 'address:port', as given to --client=ip:address,port."""
+    return f"{job.hostname}:{job.port}" if job.port is not None else str(job.hostname)
+
+
+def client_bw(result: FioResult, direction: str = "read") -> dict[str, int]:
+    """Bandwidth (bytes/s) per client 'address:port' (summed when a client ran several jobs)."""
+    per: dict[str, int] = {}
+    for job in result.clients:
+        d = getattr(job, direction)
+        if d and d.bw_bytes is not None and job.hostname:
+            per[client_key(job)] = per.get(client_key(job), 0) + d.bw_bytes
+    return per
+
+
+def total_bw(result: FioResult, direction: str = "read") -> int | None:
+    """Total bandwidth of a run: the All clients aggregate, else the sum of clients, else of jobs."""
+    if result.aggregate is not None:
+        d = getattr(result.aggregate, direction)
+        return d.bw_bytes if d else None
+    source = result.clients or result.jobs
+    values = [getattr(j, direction).bw_bytes for j in source if getattr(j, direction) is not None]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values)

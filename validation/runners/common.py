@@ -1,0 +1,110 @@
+"""Shared helpers of the runners. Runs on the DGX nodes: standard library only, Python >= 3.8.
+
+Every runner records what it did in ``<case dir>/meta.json`` (see validation/verdict.py): the command,
+the nodes, the expected ranks or clients, and one entry per sample with its exit status, whether it timed
+out, its duration and the raw file. A runner exits 0 when it recorded the outcome, whatever the outcome:
+the verdict, not the runner, decides PASS or FAIL, so a failed measurement still reaches the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from typing import Any
+
+# Environment variables worth recording with a result; anything that looks like a credential never is.
+_ENV_KEEP = re.compile(r"^(NCCL_|UCX_|OMPI_MCA_|PMIX_MCA|GLOO_|TORCH_|CUDA_VISIBLE_DEVICES$|OMP_NUM_THREADS$|"
+                       r"MASTER_ADDR$|MASTER_PORT$|SLURM_JOB_ID$|SLURM_NNODES$)")
+_ENV_SECRET = re.compile(r"(KEY|SECRET|PASSW|TOKEN|CREDENTIAL|AUTH)", re.I)
+
+
+def scrub_env(env: dict[str, str]) -> dict[str, str]:
+    """The part of an environment a report may show: NCCL/UCX/MPI/torch tuning, never credentials."""
+    return {k: v for k, v in sorted(env.items()) if _ENV_KEEP.match(k) and not _ENV_SECRET.search(k)}
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def meta_path(case_dir: str) -> str:
+    return os.path.join(case_dir, "meta.json")
+
+
+def load_meta(case_dir: str) -> dict[str, Any]:
+    try:
+        with open(meta_path(case_dir), encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return {}
+
+
+def save_meta(case_dir: str, meta: dict[str, Any]) -> None:
+    os.makedirs(case_dir, exist_ok=True)
+    tmp = meta_path(case_dir) + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(meta, fh, indent=2, sort_keys=True)
+    os.replace(tmp, meta_path(case_dir))
+
+
+def init_meta(case_dir: str, **fields: Any) -> dict[str, Any]:
+    """Start (or continue) a case's meta.json; the fields describe the case, samples are appended."""
+    meta = load_meta(case_dir)
+    meta.update(fields)
+    meta.setdefault("samples", [])
+    meta.setdefault("created", now())
+    save_meta(case_dir, meta)
+    return meta
+
+
+def add_sample(case_dir: str, sample: dict[str, Any]) -> None:
+    meta = load_meta(case_dir)
+    samples = [s for s in meta.get("samples", []) if s.get("file") != sample.get("file")]
+    samples.append(sample)
+    meta["samples"] = samples
+    save_meta(case_dir, meta)
+
+
+def run(cmd: list[str], out_file: str, timeout_s: float, env: dict[str, str] | None = None,
+        err_file: str | None = None, cwd: str | None = None) -> dict[str, Any]:
+    """Run cmd with stdout to out_file (stderr to err_file or the same file); kill its process group on timeout."""
+    started = time.time()
+    os.makedirs(os.path.dirname(out_file) or ".", exist_ok=True)
+    with open(out_file, "wb") as out, open(err_file or os.devnull, "wb") as err:
+        try:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err if err_file else subprocess.STDOUT, env=env,
+                                    cwd=cwd, start_new_session=True)
+        except OSError as exc:
+            return {"rc": 127, "timed_out": False, "duration_s": 0.0, "reason": f"cannot start {cmd[0]}: {exc}"}
+        timed_out = False
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                rc = proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                rc = proc.wait()
+    result: dict[str, Any] = {"rc": rc, "timed_out": timed_out, "duration_s": round(time.time() - started, 3)}
+    if timed_out:
+        result["reason"] = f"killed after the {timeout_s:g} s limit"
+    elif rc != 0:
+        result["reason"] = f"{os.path.basename(cmd[0])} exited with status {rc}"
+    return result
+
+
+def tail(path: str, limit: int = 400) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - limit))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Launch the DDP training of one node count (case ``n<count>``) through torchrun, and record it.
+
+Runtimes (existing engines only):
+  docker  on every node of the case: docker run --network host --ipc host [--gpus all] <NGC PyTorch image>
+          torchrun ... (c10d rendezvous at the first node); every node runs this runner
+  pyxis   once, on the first node: srun --container-image=<image> --ntasks-per-node=1 torchrun ...
+  host    on every node: the node's own python3 -m torch.distributed.run (the lab's VMs)
+
+The first node writes meta.json (one sample per mode and repeat: <mode>-r<k>.json, written by rank 0 of
+ddp_train.py wherever it runs); the others write peer-<node>.json with their launcher's exit status.
+Exit status 0 means the outcome was recorded. Standard library only, Python >= 3.8.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import add_sample, init_meta, now, run, scrub_env
+
+
+def torchrun_args(args: argparse.Namespace, nnodes: int, script: str) -> list[str]:
+    return [f"--nnodes={nnodes}", f"--nproc-per-node={args.procs_per_node}", "--rdzv-backend=c10d",
+            f"--rdzv-endpoint={args.rdzv_endpoint}", f"--rdzv-id={args.rdzv_id}", script,
+            "--model", args.model, "--batch-size", str(args.batch_size), "--image-size", str(args.image_size),
+            "--num-classes", str(args.num_classes), "--steps", str(args.steps),
+            "--warmup-steps", str(args.warmup_steps), "--modes", args.modes, "--workers", str(args.workers),
+            "--repeats", str(args.repeats), "--out-dir", args.out_dir, "--amp", str(args.amp)] + (
+        ["--dataset", args.dataset] if args.dataset else [])
+
+
+def build_command(args: argparse.Namespace, nnodes: int) -> list[str]:
+    here = os.path.dirname(os.path.abspath(__file__))
+    if args.runtime == "host":
+        return [args.python, "-m", "torch.distributed.run", *torchrun_args(args, nnodes, os.path.join(here, "ddp_train.py"))]
+    inner = ["torchrun", *torchrun_args(args, nnodes, "/validation-runners/ddp_train.py")]
+    mounts = [f"{here}:/validation-runners:ro", f"{args.out_dir}:{args.out_dir}"]
+    if args.dataset:
+        mounts.append(f"{args.dataset}:{args.dataset}:ro")
+    if args.runtime == "docker":
+        cmd = ["docker", "run", "--rm", "--network=host", "--ipc=host", "--ulimit", "memlock=-1",
+               "--ulimit", "stack=67108864", "--name", f"validation-ddp-{args.rdzv_id}"]
+        if args.gpus:
+            cmd += ["--gpus", "all"]
+        for dev in ("/dev/infiniband",):
+            if os.path.exists(dev):
+                cmd += ["--device", dev]
+        for m in mounts:
+            cmd += ["-v", m]
+        for key, value in sorted(scrub_env(dict(os.environ)).items()):
+            if key.startswith("NCCL_"):
+                cmd += ["-e", f"{key}={value}"]
+        return [*cmd, args.image, *inner]
+    # pyxis: one srun starts torchrun on every node inside the image
+    return ["srun", f"--nodes={nnodes}", f"--nodelist={args.nodes}", "--ntasks-per-node=1",
+            f"--container-image={args.image}",
+            "--container-mounts=" + ",".join(m.replace(":ro", "") for m in mounts), *inner]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--case", required=True)
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--nodes", required=True)
+    p.add_argument("--this-node", required=True)
+    p.add_argument("--runtime", choices=["docker", "pyxis", "host"], required=True)
+    p.add_argument("--image", default="")
+    p.add_argument("--gpus", type=int, default=1)
+    p.add_argument("--procs-per-node", type=int, required=True)
+    p.add_argument("--rdzv-endpoint", required=True)
+    p.add_argument("--rdzv-id", required=True)
+    p.add_argument("--model", default="resnet50")
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--image-size", type=int, default=224)
+    p.add_argument("--num-classes", type=int, default=1000)
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--warmup-steps", type=int, default=10)
+    p.add_argument("--modes", default="synthetic,real")
+    p.add_argument("--dataset")
+    p.add_argument("--workers", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--amp", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=3600)
+    p.add_argument("--python", default=sys.executable)
+    args = p.parse_args(argv)
+
+    nodes = args.nodes.split(",")
+    is_launcher = args.this_node == nodes[0]
+    if args.runtime == "pyxis" and not is_launcher:
+        return 0  # srun on the first node starts every node's share
+    os.makedirs(args.out_dir, exist_ok=True)
+    cmd = build_command(args, len(nodes))
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1" if args.runtime == "host" and not args.gpus else env.get("OMP_NUM_THREADS", "4"))
+    modes = args.modes.split(",")
+    if is_launcher:
+        init_meta(args.out_dir, stage="ddp", case=args.case, kind="ddp", nodes=nodes, engine=f"torchrun/{args.runtime}",
+                  expected_world_size=len(nodes) * args.procs_per_node, command=cmd, image=args.image,
+                  lab_standin=not args.gpus, env=scrub_env(env), repeats=args.repeats, modes=modes,
+                  peers=nodes[1:] if args.runtime != "pyxis" else [],
+                  training={"model": args.model, "batch_size_per_rank": args.batch_size, "steps": args.steps,
+                            "warmup_steps": args.warmup_steps, "image_size": args.image_size,
+                            "dataset": args.dataset})
+    log = os.path.join(args.out_dir, f"torchrun-{args.this_node}.log")
+    result = run(cmd, log, args.timeout, env=env)
+    samples = [dict(result, file=f"{m}-r{k}.json", mode=m, finished=now(), console=os.path.basename(log))
+               for m in modes for k in range(1, args.repeats + 1)]
+    if is_launcher:
+        for s in samples:
+            add_sample(args.out_dir, s)
+    else:
+        with open(os.path.join(args.out_dir, f"peer-{args.this_node}.json"), "w", encoding="utf-8") as fh:
+            json.dump({"node": args.this_node, "samples": samples}, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Lab stand-in for nccl-tests all_reduce_perf: torch.distributed all-reduce over gloo on CPU.
+
+Started by torchrun (c10d rendezvous) on every node of a case. Sweeps message sizes like all_reduce_perf
+(-b/-e/-f 2), times out-of-place (copy then reduce) and in-place all-reduce, checks every element of the
+result (#wrong), and prints the nccl-tests table on rank 0 into r<k>.log, one file per repeat, with the
+same formulas: algbw = bytes / time, busbw = algbw * 2(n-1)/n. Times are the slowest rank's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def fmt(value: float, width: int) -> str:
+    """nccl-tests' getFloatStr: fixed width, fewer decimals as the value grows."""
+    power = 0
+    v = 1
+    while value >= v:
+        power += 1
+        v *= 10
+    if power < width - 2:
+        return f"{value:{width}.2f}"
+    if power < width - 1:
+        return f"{value:{width}.1f}"
+    if power < width + 1:
+        return f"{value:{width}.0f}"
+    return f"{value:{width}.1e}"
+
+
+def timed(fn, iters: int) -> float:
+    """Seconds per iteration of fn, the slowest rank's."""
+    dist.barrier()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    elapsed = torch.tensor([(time.perf_counter() - t0) / iters], dtype=torch.float64)
+    dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
+    return float(elapsed.item())
+
+
+def count_wrong(buf: torch.Tensor, world: int) -> int:
+    expected = world * (world + 1) / 2  # rank r contributes r + 1
+    return int((buf != expected).sum().item())
+
+
+def one_sweep(args: argparse.Namespace, rank: int, world: int) -> list[str]:
+    lines = []
+    factor = 2.0 * (world - 1) / world
+    size = args.min_bytes
+    oob = 0
+    busbws = []
+    while size <= args.max_bytes:
+        count = max(1, size // 4)
+        nbytes = count * 4
+        src = torch.full((count,), float(rank + 1), dtype=torch.float32)
+        dst = torch.empty_like(src)
+        row = f"{nbytes:12d}  {count:12d}  {'float':>8}  {'sum':>6}  {-1:6d}"
+
+        def out_of_place(src: torch.Tensor = src, dst: torch.Tensor = dst) -> None:
+            dst.copy_(src)
+            dist.all_reduce(dst)
+
+        def in_place(src: torch.Tensor = src) -> None:
+            dist.all_reduce(src)
+
+        for _ in range(args.warmup):
+            out_of_place()
+        for placement in ("out", "in"):
+            fn = out_of_place if placement == "out" else in_place
+            t = timed(fn, args.iters)
+            # correctness on a fresh buffer: one more collective, then every element checked
+            src.fill_(float(rank + 1))
+            fn()
+            wrong = torch.tensor([count_wrong(dst if placement == "out" else src, world)], dtype=torch.int64)
+            dist.all_reduce(wrong)
+            src.fill_(float(rank + 1))
+            algbw = nbytes / t / 1e9
+            busbw = algbw * factor
+            busbws.append(busbw)
+            oob += int(wrong.item())
+            row += f"  {fmt(t * 1e6, 7):>7}  {fmt(algbw, 6):>6}  {fmt(busbw, 6):>6}  {int(wrong.item()):6d}"
+        lines.append(row)
+        size *= 2
+    avg = sum(busbws) / len(busbws) if busbws else float("nan")
+    lines.append(f"# {'Out of bounds values':<20} : {oob} {'FAILED' if oob else 'OK'}")
+    lines.append(f"# {'Avg bus bandwidth':<20} : {avg:g} ")
+    lines.append("#")
+    lines.append("# Collective test concluded: all_reduce_perf")
+    return lines
+
+
+def header(args: argparse.Namespace, hosts: list[str], world: int) -> list[str]:
+    out = [
+        f"# lab stand-in: torch.distributed all_reduce over gloo on CPU (torch {torch.__version__}), not NCCL",
+        "# Collective test starting: all_reduce_perf",
+        f"# nThread 1 nGpus 1 minBytes {args.min_bytes} maxBytes {args.max_bytes} step: 2(factor) warmup iters: "
+        f"{args.warmup} iters: {args.iters} agg iters: 1 validation: 1 graph: 0",
+        "#",
+        "# Using devices",
+    ]
+    for r in range(world):
+        out.append(f"#  Rank {r:2d} Group  0 Pid {os.getpid() if r == 0 else 0:6d} on {hosts[r]:>10} device  0 [cpu] gloo")
+    widths = (10, 12, 8, 6, 6, 7, 6, 6, 6, 7, 6, 6, 6)
+
+    def cols(names: tuple[str, ...]) -> str:
+        return "# " + "  ".join(f"{names[i]:>{widths[i]}}" for i in range(len(widths))) + " "
+
+    out += [
+        "#",
+        "# " + " " * 50 + "   out-of-place                       in-place          ",
+        cols(("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+              "busbw", "#wrong")),
+        cols(("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")),
+    ]
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--min-bytes", type=int, default=1 << 20)
+    p.add_argument("--max-bytes", type=int, default=16 << 20)
+    p.add_argument("--iters", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--out-dir", required=True)
+    args = p.parse_args()
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    hosts: list[str] = [""] * world
+    dist.all_gather_object(hosts, socket.gethostname().split(".")[0])
+    for k in range(1, args.repeats + 1):
+        lines = header(args, hosts, world) + one_sweep(args, rank, world)
+        if rank == 0:
+            path = os.path.join(args.out_dir, f"r{k}.log")
+            with open(path + ".tmp", "w", encoding="utf-8") as fh:
+                fh.write("\n".join(lines) + "\n")
+            os.replace(path + ".tmp", path)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

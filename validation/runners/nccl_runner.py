@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Run one NCCL all-reduce case and record it: nccl-tests all_reduce_perf, or the lab's gloo stand-in.
+
+Launchers (existing engines only):
+  direct   one node, one process driving every GPU (all_reduce_perf -g <gpus>)
+  mpirun   Open MPI (nccl-tests built with MPI=1): one rank per GPU, --tag-output, NCCL variables exported
+  srun     Slurm: srun --mpi=pmix, one task per GPU, optionally inside the NGC image through pyxis
+  gloo     lab stand-in: torchrun (c10d rendezvous) of gloo_allreduce.py on every node of the case; it prints
+           the nccl-tests table with the same busbw formula. Every node of the case runs this runner;
+           the first node writes meta.json, the others peer-<node>.json.
+
+Each repeat is one sample (r<k>.log). Exit status 0 means the outcome was recorded, not that it passed.
+Standard library only, Python >= 3.8: this file runs on the DGX nodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import add_sample, init_meta, now, run, save_meta, scrub_env
+
+
+def compute_hcas() -> list[str]:
+    """InfiniBand HCAs of this node (link layer InfiniBand), for an exact-match NCCL_IB_HCA."""
+    out = []
+    for port in sorted(glob.glob("/sys/class/infiniband/*/ports/1/link_layer")):
+        try:
+            with open(port, encoding="ascii") as fh:
+                if fh.read().strip() == "InfiniBand":
+                    out.append(port.split("/")[4])
+        except OSError:
+            continue
+    return out
+
+
+def nccl_env(args: argparse.Namespace) -> dict[str, str]:
+    """NCCL variables for this case: exact-match HCA list (=mlx5_0,...), Ring for fabric tests, extras."""
+    env: dict[str, str] = {}
+    hcas = args.ib_hca.split(",") if args.ib_hca and args.ib_hca != "auto" else compute_hcas()
+    if hcas and args.launcher != "gloo":
+        # "=" makes NCCL match these names exactly (mlx5_1 must not also select mlx5_10, mlx5_11)
+        env["NCCL_IB_HCA"] = "=" + ",".join(hcas)
+    if args.kind in ("all", "pair") and args.launcher != "gloo":
+        env["NCCL_ALGO"] = "Ring"  # tree/NVLS can report more than the network rate on two nodes
+    for item in args.env or []:
+        key, _, value = item.partition("=")
+        env[key] = value
+    return env
+
+
+def perf_args(args: argparse.Namespace, gpus_per_process: int) -> list[str]:
+    return [args.bin, "-b", str(args.min_bytes), "-e", str(args.max_bytes), "-f", "2", "-g", str(gpus_per_process),
+            "-c", "1", "-n", str(args.iters), "-w", str(args.warmup)]
+
+
+def build_command(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
+    nodes = args.nodes.split(",")
+    addrs = (args.addrs or args.nodes).split(",")
+    ranks = len(nodes) * args.gpus_per_node
+    if args.launcher == "direct":
+        if len(nodes) != 1:
+            raise SystemExit("launcher direct runs one node only")
+        return perf_args(args, args.gpus_per_node)
+    if args.launcher == "mpirun":
+        cmd = ["mpirun", "--allow-run-as-root", "--tag-output", "-np", str(ranks),
+               "-H", ",".join(f"{a}:{args.gpus_per_node}" for a in addrs),
+               "--map-by", f"ppr:{args.gpus_per_node}:node", "--bind-to", "numa"]
+        for key in sorted(env):
+            cmd += ["-x", key]
+        cmd += args.mpirun_arg or []
+        return cmd + perf_args(args, 1)
+    if args.launcher == "srun":
+        cmd = ["srun", "--mpi=pmix", f"--nodes={len(nodes)}", f"--nodelist={','.join(nodes)}",
+               f"--ntasks-per-node={args.gpus_per_node}", f"--gpus-per-node={args.gpus_per_node}",
+               "--export=ALL"]
+        if args.container_image:
+            cmd += [f"--container-image={args.container_image}"]
+            if args.container_mounts:
+                cmd += [f"--container-mounts={args.container_mounts}"]
+        cmd += args.srun_arg or []
+        return cmd + perf_args(args, 1)
+    # gloo stand-in through torchrun with c10d rendezvous
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [args.python, "-m", "torch.distributed.run", f"--nnodes={len(nodes)}",
+            f"--nproc-per-node={args.gpus_per_node}", "--rdzv-backend=c10d",
+            f"--rdzv-endpoint={args.rdzv_endpoint}", f"--rdzv-id={args.rdzv_id}",
+            os.path.join(here, "gloo_allreduce.py"), "--min-bytes", str(args.min_bytes),
+            "--max-bytes", str(args.max_bytes), "--iters", str(args.iters), "--warmup", str(args.warmup),
+            "--repeats", str(args.repeats), "--out-dir", args.out_dir]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--case", required=True)
+    p.add_argument("--kind", choices=["single", "all", "pair"], required=True)
+    p.add_argument("--out-dir", required=True, help="case directory for meta.json and the samples")
+    p.add_argument("--nodes", required=True, help="inventory names of the case's nodes, comma-separated")
+    p.add_argument("--addrs", help="addresses for mpirun -H, same order as --nodes")
+    p.add_argument("--node-hostnames", help="hostnames the nodes report (default: --nodes)")
+    p.add_argument("--this-node", help="inventory name of the node running this (gloo)")
+    p.add_argument("--gpus-per-node", type=int, required=True, help="ranks per node (GPUs, or gloo processes)")
+    p.add_argument("--launcher", choices=["direct", "mpirun", "srun", "gloo"], required=True)
+    p.add_argument("--bin", default="all_reduce_perf")
+    p.add_argument("--min-bytes", type=int, default=8)
+    p.add_argument("--max-bytes", type=int, default=8 << 30)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--ib-hca", default="auto")
+    p.add_argument("--env", action="append", help="extra KEY=VALUE for NCCL (repeatable)")
+    p.add_argument("--mpirun-arg", action="append")
+    p.add_argument("--srun-arg", action="append")
+    p.add_argument("--container-image")
+    p.add_argument("--container-mounts")
+    p.add_argument("--python", default=sys.executable)
+    p.add_argument("--rdzv-endpoint")
+    p.add_argument("--rdzv-id", default="validation")
+    args = p.parse_args(argv)
+
+    nodes = args.nodes.split(",")
+    env = nccl_env(args)
+    cmd = build_command(args, env)
+    full_env = dict(os.environ)
+    full_env.update(env)
+    launcher_node = nodes[0]
+    is_launcher = args.launcher != "gloo" or (args.this_node or launcher_node) == launcher_node
+    os.makedirs(args.out_dir, exist_ok=True)
+    if is_launcher:
+        init_meta(args.out_dir, stage="nccl", case=args.case, kind=args.kind, nodes=nodes,
+                  node_hostnames=(args.node_hostnames or args.nodes).split(","),
+                  expected_ranks=len(nodes) * args.gpus_per_node, engine=args.launcher,
+                  lab_standin=args.launcher == "gloo", command=cmd, env=scrub_env(env),
+                  peers=nodes[1:] if args.launcher == "gloo" else [], repeats=args.repeats)
+    if args.launcher == "gloo":
+        # One launch runs every repeat (torch import alone takes tens of seconds in a TCG VM).
+        full_env.setdefault("OMP_NUM_THREADS", "1")
+        log = os.path.join(args.out_dir, f"torchrun-{args.this_node or launcher_node}.log")
+        result = run(cmd, log, args.timeout * args.repeats, env=full_env)
+        samples = [dict(result, file=f"r{k}.log", finished=now(), console=os.path.basename(log))
+                   for k in range(1, args.repeats + 1)]
+        if is_launcher:
+            for s in samples:
+                add_sample(args.out_dir, s)
+        else:
+            peer = {"node": args.this_node, "samples": samples}
+            with open(os.path.join(args.out_dir, f"peer-{args.this_node}.json"), "w", encoding="utf-8") as fh:
+                json.dump(peer, fh, indent=2)
+        return 0
+    for k in range(1, args.repeats + 1):
+        out = os.path.join(args.out_dir, f"r{k}.log")
+        result = run(cmd, out, args.timeout, env=full_env)
+        add_sample(args.out_dir, dict(result, file=f"r{k}.log", finished=now()))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SystemExit:
+        raise
+    except Exception as exc:  # record why, so the verdict can say it; the verdict then FAILs the case
+        out_dir = next((sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--out-dir"), ".")
+        save_meta(out_dir, {"stage": "nccl", "reason": f"runner crashed: {exc!r}", "samples": []})
+        raise

@@ -1,0 +1,202 @@
+"""Acceptance thresholds as data, and the ceilings derived from the inventory's topology.
+
+A threshold entry (group_vars ``acceptance_thresholds``)::
+
+    {metric, stage, floor?, ceiling?: {derive, fraction}, baseline?: bool, source}
+
+- ``floor``: the value must be >= floor (absolute, in the metric's unit).
+- ``ceiling``: the value must be >= fraction x a ceiling derived from the topology (``derive`` below).
+- ``baseline``: compare with the same metric in an earlier run's report.json (``acceptance_baseline``);
+  on by default when a baseline path is set.
+Every bound carries the entry's ``source`` so the report says where each number comes from.
+
+Units: NCCL bus bandwidth in GB/s (1e9 B/s, as nccl-tests prints), fio in MB/s (1e6 B/s, as the reference
+reports), link rates in Gb/s (1e9 bit/s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+KNOWN_METRICS = {
+    "nccl_single_node_busbw_gbps": ("nccl", "GB/s"),
+    "nccl_multi_node_busbw_gbps": ("nccl", "GB/s"),
+    "nccl_pair_busbw_gbps": ("nccl", "GB/s"),
+    "fio_node_read_MBps": ("fio", "MB/s"),
+    "fio_aggregate_read_MBps": ("fio", "MB/s"),
+    "ddp_scaling_efficiency": ("ddp", "ratio"),
+    "ddp_real_over_synthetic": ("ddp", "ratio"),
+    "ddp_synthetic_throughput": ("ddp", "samples/s"),
+    "ddp_real_throughput": ("ddp", "samples/s"),
+}
+
+
+class ThresholdError(ValueError):
+    """A threshold entry or the topology it needs is wrong; the message names the variable and the fix."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    kind: str          # floor | ceiling | baseline | outlier
+    limit: float       # the value must be >= limit
+    source: str
+    detail: str = ""   # how the limit was computed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "limit": self.limit, "source": self.source, "detail": self.detail}
+
+
+def gbps_to_MBps(gbit_per_s: float) -> float:
+    return gbit_per_s * 1e9 / 8 / 1e6
+
+
+def _links_gbps(nics: list[dict[str, Any]]) -> float:
+    return float(sum(float(n.get("speed_gbps") or 0) for n in nics))
+
+
+def powerscale_nics(ctx: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every PowerScale storage NIC in inventory order, as (node, nic)."""
+    out = []
+    for node, hv in (ctx.get("powerscale") or {}).items():
+        for nic in hv.get("storage_nics") or []:
+            out.append((node, nic))
+    return out
+
+
+def server_nics_for(ctx: dict[str, Any], dgx: str) -> list[tuple[str, dict[str, Any]]]:
+    """The PowerScale NIC(s) a DGX's NFS traffic goes to, per nfs_server_mode."""
+    mode = ctx.get("nfs_server_mode")
+    all_nics = powerscale_nics(ctx)
+    if not all_nics:
+        raise ThresholdError("no PowerScale storage_nics in the inventory: cannot derive a storage ceiling "
+                             "(fix: list the powerscale hosts with their storage_nics in hosts.yml)")
+    if mode == "static":
+        entry = (ctx.get("nfs_server_map") or {}).get(dgx)
+        if not entry:
+            raise ThresholdError(f"{dgx}: nfs_server_map has no entry for this DGX (nfs_server_mode static); "
+                                 f"fix: add {dgx}: {{node: ..., nic: ...}} to nfs_client.yml")
+        match = [(n, nic) for n, nic in all_nics if n == entry.get("node") and nic.get("name") == entry.get("nic")]
+        if not match:
+            raise ThresholdError(f"{dgx}: nfs_server_map names {entry.get('node')}/{entry.get('nic')}, "
+                                 "which is not a PowerScale storage NIC in hosts.yml")
+        return match
+    if mode == "round_robin":
+        dgx_order = sorted((ctx.get("dgx") or {}).keys()) if dgx not in (ctx.get("nodes") or []) else ctx["nodes"]
+        return [all_nics[dgx_order.index(dgx) % len(all_nics)]]
+    if mode == "smartconnect":
+        # One mount resolves to one pool address at a time: the slowest NIC in the pool bounds a client.
+        pool = set((ctx.get("powerscale_smartconnect") or {}).get("interfaces") or [])
+        used = [(n, nic) for n, nic in all_nics if not pool or nic.get("name") in pool]
+        slowest = min(used, key=lambda item: float(item[1].get("speed_gbps") or 0))
+        return [slowest]
+    raise ThresholdError(f"nfs_server_mode={mode!r} is not one of static | round_robin | smartconnect")
+
+
+def node_bottleneck_link_MBps(ctx: dict[str, Any], dgx: str) -> tuple[float, str]:
+    """Ceiling for one DGX's NFS read: min(its storage links, the PowerScale NIC(s) it mounts through)."""
+    hv = (ctx.get("dgx") or {}).get(dgx)
+    if hv is None:
+        raise ThresholdError(f"{dgx}: not a DGX of this run's inventory")
+    client = _links_gbps(hv.get("storage_nics") or [])
+    server_nics = server_nics_for(ctx, dgx)
+    server = _links_gbps([nic for _n, nic in server_nics])
+    if client <= 0 or server <= 0:
+        raise ThresholdError(f"{dgx}: storage link speeds missing (speed_gbps) for the client or its PowerScale NIC")
+    gbps = min(client, server)
+    names = ", ".join(f"{n}/{nic.get('name')} {nic.get('speed_gbps')} Gb/s" for n, nic in server_nics)
+    return gbps_to_MBps(gbps), f"min({dgx} {client:g} Gb/s, {names}) = {gbps:g} Gb/s"
+
+
+def aggregate_links_MBps(ctx: dict[str, Any], nodes: list[str]) -> tuple[float, str]:
+    """Ceiling for the aggregate read: min(sum of the clients' links, sum of the storage links in use)."""
+    client = sum(_links_gbps(((ctx.get("dgx") or {}).get(n) or {}).get("storage_nics") or []) for n in nodes)
+    mode = ctx.get("nfs_server_mode")
+    if mode == "smartconnect":
+        pool = set((ctx.get("powerscale_smartconnect") or {}).get("interfaces") or [])
+        in_use = {(n, nic.get("name")): nic for n, nic in powerscale_nics(ctx) if not pool or nic.get("name") in pool}
+    else:
+        in_use = {}
+        for dgx in nodes:
+            for n, nic in server_nics_for(ctx, dgx):
+                in_use[(n, nic.get("name"))] = nic
+    storage = _links_gbps(list(in_use.values()))
+    gbps = min(client, storage)
+    return gbps_to_MBps(gbps), (f"min(clients {client:g} Gb/s, {len(in_use)} PowerScale links in use "
+                                f"{storage:g} Gb/s) = {gbps:g} Gb/s")
+
+
+def hcas_x_link_rate_GBps(ctx: dict[str, Any], nodes: list[str]) -> tuple[float, str]:
+    """Ceiling for multi-node all-reduce bus bandwidth: HCAs per node x per-link rate (in GB/s)."""
+    models = ctx.get("dgx_models") or {}
+    rates = []
+    for n in nodes:
+        model_name = ((ctx.get("dgx") or {}).get(n) or {}).get("dgx_model")
+        model = models.get(model_name) or {}
+        hcas = int(model.get("hcas") or 0)
+        rate = float(model.get("hca_rate_gbps") or ctx.get("ib_rate_gbps") or 0)
+        if hcas <= 0 or rate <= 0:
+            raise ThresholdError(f"{n}: dgx_model {model_name!r} has {hcas} HCAs at {rate:g} Gb/s: no "
+                                 "compute-fabric ceiling can be derived (fix: drop 'ceiling' from this threshold "
+                                 "or set hcas/hca_rate_gbps in dgx_models)")
+        rates.append((hcas, rate))
+    hcas, rate = min(rates)
+    return hcas * rate / 8, f"{hcas} HCAs x {rate:g} Gb/s = {hcas * rate / 8:g} GB/s"
+
+
+DERIVATIONS = {
+    "node_bottleneck_link": lambda ctx, instance, nodes: node_bottleneck_link_MBps(ctx, instance),
+    "aggregate_links": lambda ctx, instance, nodes: aggregate_links_MBps(ctx, nodes),
+    "hcas_x_link_rate": lambda ctx, instance, nodes: hcas_x_link_rate_GBps(
+        ctx, instance.split("+") if instance and "+" in instance else nodes),
+}
+
+
+def check_entry(entry: dict[str, Any], index: int) -> None:
+    """Reject a malformed threshold entry with a message that names it and says how to fix it."""
+    where = f"acceptance_thresholds[{index}] ({entry.get('metric')!r})"
+    if entry.get("metric") not in KNOWN_METRICS:
+        raise ThresholdError(f"{where}: unknown metric; known: {', '.join(sorted(KNOWN_METRICS))}")
+    if not entry.get("source"):
+        raise ThresholdError(f"{where}: every threshold records its source (fix: add source: \"...\")")
+    if "floor" not in entry and "ceiling" not in entry and not entry.get("baseline"):
+        raise ThresholdError(f"{where}: give at least one of floor, ceiling or baseline")
+    if "floor" in entry and not isinstance(entry["floor"], (int, float)):
+        raise ThresholdError(f"{where}: floor={entry['floor']!r} is not a number")
+    ceiling = entry.get("ceiling")
+    if ceiling is not None:
+        if not isinstance(ceiling, dict) or ceiling.get("derive") not in DERIVATIONS:
+            raise ThresholdError(f"{where}: ceiling.derive must be one of {', '.join(DERIVATIONS)}")
+        frac = ceiling.get("fraction")
+        if not isinstance(frac, (int, float)) or not 0 < frac <= 1.5:
+            raise ThresholdError(f"{where}: ceiling.fraction={frac!r} must be a number in (0, 1.5]")
+
+
+def bounds_for(ctx: dict[str, Any], metric: str, instance: str | None,
+               baseline_value: float | None = None) -> list[Bound]:
+    """Every bound configured for one metric instance. Raises ThresholdError when one cannot be derived."""
+    nodes = list(ctx.get("nodes") or [])
+    out: list[Bound] = []
+    baseline_cfg = ctx.get("acceptance_baseline") or {}
+    for index, entry in enumerate(ctx.get("acceptance_thresholds") or []):
+        if entry.get("metric") != metric:
+            continue
+        check_entry(entry, index)
+        source = str(entry["source"])
+        if "floor" in entry:
+            out.append(Bound("floor", float(entry["floor"]), source, f"floor {entry['floor']}"))
+        if entry.get("ceiling"):
+            derive = entry["ceiling"]["derive"]
+            fraction = float(entry["ceiling"]["fraction"])
+            ceiling, how = DERIVATIONS[derive](ctx, instance, nodes)
+            out.append(Bound("ceiling", round(fraction * ceiling, 6), source, f"{fraction:g} x {how}"))
+        wants_baseline = entry.get("baseline", bool(baseline_cfg.get("path")))
+        if wants_baseline and baseline_value is not None:
+            pct = float(baseline_cfg.get("max_regression_pct", 10))
+            out.append(Bound("baseline", baseline_value * (1 - pct / 100), f"baseline {baseline_cfg.get('path')}",
+                             f"{baseline_value:g} - {pct:g}%"))
+    return out
+
+
+def metrics_with_thresholds(ctx: dict[str, Any]) -> set[str]:
+    return {str(e.get("metric")) for e in ctx.get("acceptance_thresholds") or []}

@@ -1,0 +1,553 @@
+"""Judge a run directory: sanity first (did each measurement run correctly?), then performance.
+
+Raw layout (written by the runners on the DGX nodes, fetched by the roles)::
+
+    <run>/context.json                      topology + acceptance data (validation.context)
+    <run>/raw/<stage>/<case>/meta.json      what ran: nodes, expected ranks/clients, engine, command,
+                                            per-sample rc / timed_out / reason / file
+    <run>/raw/<stage>/<case>/<sample files> nccl-tests stdout or -J JSON, fio JSON, DDP result JSON
+
+Cases: nccl ``single-<node>`` (one per DGX), ``all`` (every DGX), ``pair-<a>-<b>`` (ring neighbours, to
+localise a bad node or link); fio ``node-<node>`` and ``aggregate``; ddp ``n1`` and ``n<all>``.
+Anything expected but missing, timed out, crashed or unparsed is a FAIL with its reason; a PASS needs every
+measurement to have run, parsed and met every bound. Every sample is kept; the best of N is judged and the
+spread reported.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import parse_fio, parse_nccl
+from .thresholds import KNOWN_METRICS, Bound, ThresholdError, bounds_for, metrics_with_thresholds
+
+PASS, FAIL, INFO = "PASS", "FAIL", "INFO"
+# Per-node metrics: the outlier rule compares their instances (nodes, node pairs) with the best one.
+OUTLIER_METRICS = ("nccl_single_node_busbw_gbps", "nccl_pair_busbw_gbps", "fio_node_read_MBps")
+
+
+@dataclass
+class Check:
+    """One judged item: a sanity check of a case, or a performance metric (instance = node, pair or None)."""
+
+    name: str
+    stage: str
+    kind: str                      # sanity | performance
+    status: str                    # PASS | FAIL | INFO
+    instance: str | None = None
+    value: float | None = None
+    unit: str = ""
+    samples: list[float | None] = field(default_factory=list)
+    spread_pct: float | None = None
+    bounds: list[dict[str, Any]] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    case: str | None = None
+    lab_standin: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}[{self.instance}]" if self.instance else self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["label"] = self.label
+        return d
+
+
+@dataclass
+class Verdict:
+    status: str
+    checks: list[Check]
+    failed: list[str]
+    lab_standins: bool
+    series: dict[str, Any]          # plot data: busbw vs size per case, per-node fio, ddp vs nodes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "failed": self.failed,
+            "lab_standins": self.lab_standins,
+            "checks": [c.to_dict() for c in self.checks],
+            "series": self.series,
+        }
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def expected_nccl_cases(nodes: list[str]) -> list[tuple[str, list[str], str]]:
+    """(case, nodes, kind) for every NCCL run a full validation makes."""
+    cases = [(f"single-{n}", [n], "single") for n in nodes]
+    if len(nodes) > 1:
+        cases.append(("all", list(nodes), "all"))
+    for a, b in ring_pairs(nodes):
+        cases.append((f"pair-{a}-{b}", [a, b], "pair"))
+    return cases
+
+
+def ring_pairs(nodes: list[str]) -> list[tuple[str, str]]:
+    """Ring neighbours (n0-n1, n1-n2, ..., nk-n0): every node in two pairs, every link between them once.
+
+    With two nodes the all-node run is the only pair, so no separate pair runs are made.
+    """
+    if len(nodes) < 3:
+        return []
+    return [(nodes[i], nodes[(i + 1) % len(nodes)]) for i in range(len(nodes))]
+
+
+def _load_meta(case_dir: Path) -> dict[str, Any] | None:
+    path = case_dir / "meta.json"
+    if not path.is_file():
+        return None
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {"_unreadable": True}
+    return meta if isinstance(meta, dict) else {"_unreadable": True}
+
+
+def _best_and_spread(samples: list[float | None]) -> tuple[float | None, float | None]:
+    good = [s for s in samples if s is not None]
+    if not good:
+        return None, None
+    best = max(good)
+    spread = (best - min(good)) / best * 100 if best > 0 and len(good) > 1 else 0.0
+    return best, round(spread, 2)
+
+
+def _sample_problems(meta: dict[str, Any], sample: dict[str, Any]) -> list[str]:
+    problems = []
+    tag = sample.get("file", "?")
+    if sample.get("timed_out"):
+        problems.append(f"{tag}: timed out after {sample.get('duration_s')} s")
+    if sample.get("rc") != 0:  # a sample without an exit status did not demonstrably run
+        problems.append(f"{tag}: exit status {sample.get('rc')}{': ' + sample['reason'] if sample.get('reason') else ''}")
+    return problems
+
+
+def _peer_problems(case_dir: Path, meta: dict[str, Any]) -> list[str]:
+    """Nodes that launched their share of a multi-node run (torchrun per node) must have exited 0 too."""
+    problems = []
+    for node in meta.get("peers") or []:
+        path = case_dir / f"peer-{node}.json"
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            problems.append(f"{node}: no launcher result (peer-{node}.json missing or unreadable)")
+            continue
+        for sample in doc.get("samples") or [{"rc": None, "file": "?"}]:
+            problems.extend(f"{node}: {p}" for p in _sample_problems(meta, sample))
+    return sorted(set(problems))
+
+
+def _case_preamble(stage: str, case: str, meta: dict[str, Any] | None, lab: bool) -> tuple[Check, bool]:
+    """The sanity check object of a case, FAIL already when the case did not produce anything usable."""
+    check = Check(name=f"{stage}_sanity", stage=stage, kind="sanity", status=PASS, instance=case, case=case,
+                  lab_standin=lab)
+    if meta is None:
+        check.status = FAIL
+        check.reasons.append("not measured: no raw result was collected for this case")
+        return check, False
+    if meta.get("_unreadable"):
+        check.status = FAIL
+        check.reasons.append("meta.json is unreadable")
+        return check, False
+    if meta.get("reason") and not meta.get("samples"):
+        check.status = FAIL
+        check.reasons.append(str(meta["reason"]))
+        return check, False
+    if not meta.get("samples"):
+        check.status = FAIL
+        check.reasons.append("no samples recorded")
+        return check, False
+    return check, True
+
+
+# ---------------------------------------------------------------------------------------------- NCCL
+
+
+def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks: int | None, lab: bool,
+                    min_bytes: int) -> tuple[Check, list[float | None], list[dict[str, Any]]]:
+    """Sanity of one NCCL case; returns (check, per-sample peak busbw, per-sample rows for plots)."""
+    meta = _load_meta(case_dir)
+    check, ok = _case_preamble("nccl", case, meta, lab)
+    values: list[float | None] = []
+    series: list[dict[str, Any]] = []
+    if not ok:
+        return check, values, series
+    assert meta is not None
+    if expected_ranks is None:
+        expected_ranks = meta.get("expected_ranks")
+    elif meta.get("expected_ranks") not in (None, expected_ranks):
+        check.status = FAIL
+        check.reasons.append(f"launched for {meta.get('expected_ranks')} ranks, the site expects {expected_ranks}")
+    peer = _peer_problems(case_dir, meta)
+    if peer:
+        check.status = FAIL
+        check.reasons.extend(peer)
+    for sample in meta["samples"]:
+        problems = _sample_problems(meta, sample)
+        path = case_dir / str(sample.get("file", ""))
+        run = None
+        if not path.is_file():
+            problems.append(f"{sample.get('file')}: raw output missing")
+        else:
+            try:
+                runs = parse_nccl.parse(path.read_text(encoding="utf-8", errors="replace"))
+                run = runs[-1]
+                if len(runs) > 1:
+                    problems.append(f"{sample.get('file')}: {len(runs)} result tables where one was expected")
+            except parse_nccl.NcclParseError as exc:
+                problems.append(f"{sample.get('file')}: unparseable: {exc}")
+        value = None
+        if run is not None:
+            tag = sample.get("file")
+            if not run.complete:
+                problems.append(f"{tag}: incomplete: {'; '.join(run.errors) or 'no footer'}")
+            elif run.errors:
+                problems.append(f"{tag}: errors: {'; '.join(run.errors[:3])}")
+            if expected_ranks is not None and run.ranks != expected_ranks:
+                problems.append(f"{tag}: {run.ranks} ranks, expected {expected_ranks}")
+            if run.nodes and sorted(run.nodes) != sorted(meta.get("node_hostnames") or nodes):
+                problems.append(f"{tag}: ran on {run.nodes}, expected {sorted(meta.get('node_hostnames') or nodes)}")
+            if run.out_of_bounds_ok is False:
+                problems.append(f"{tag}: out of bounds values: {run.out_of_bounds_count} FAILED")
+            wrong = [(r.size, p.wrong) for r in run.rows for p in (r.out_of_place, r.in_place)
+                     if p is not None and p.wrong]
+            if wrong:
+                problems.append(f"{tag}: #wrong > 0 at sizes {sorted({s for s, _ in wrong})[:5]}")
+            if run.data_checked is False:
+                problems.append(f"{tag}: data check disabled (-c 0): #wrong is N/A, correctness unverified")
+            value = parse_nccl.peak_busbw(run, min_bytes)
+            if value is None:
+                problems.append(f"{tag}: no out-of-place busbw at sizes >= {min_bytes} B")
+            series.append({"file": tag, "rows": [
+                [r.size, r.out_of_place.busbw_gbps if r.out_of_place else None] for r in run.rows]})
+        if problems:
+            check.status = FAIL
+            check.reasons.extend(problems)
+            value = None
+        values.append(value)
+    return check, values, series
+
+
+# ---------------------------------------------------------------------------------------------- fio
+
+
+def judge_fio_case(case_dir: Path, case: str, lab: bool) -> tuple[Check, list[float | None], dict[str, list[float]]]:
+    """Sanity of one fio case; returns (check, per-sample read MB/s, per-client read MB/s samples)."""
+    meta = _load_meta(case_dir)
+    check, ok = _case_preamble("fio", case, meta, lab)
+    values: list[float | None] = []
+    per_client: dict[str, list[float]] = {}
+    if not ok:
+        return check, values, per_client
+    assert meta is not None
+    expected = meta.get("expected_clients") or {}
+    for sample in meta["samples"]:
+        problems = _sample_problems(meta, sample)
+        tag = sample.get("file")
+        path = case_dir / str(tag or "")
+        result = None
+        if not path.is_file():
+            problems.append(f"{tag}: raw output missing")
+        else:
+            try:
+                result = parse_fio.parse(path.read_text(encoding="utf-8", errors="replace"))
+            except parse_fio.FioParseError as exc:
+                problems.append(f"{tag}: unparseable: {exc}")
+        value = None
+        if result is not None:
+            problems.extend(f"{tag}: {e}" for e in result.errors)
+            if expected:
+                got = parse_fio.client_bw(result)
+                missing = sorted(set(expected) - set(got))
+                if missing:
+                    problems.append(f"{tag}: client(s) missing from the results: "
+                                    + ", ".join(f"{expected[m]} ({m})" for m in missing))
+                for key, bw in got.items():
+                    per_client.setdefault(expected.get(key, key), []).append(bw / 1e6)
+            total = parse_fio.total_bw(result, "read")
+            if total is None or total <= 0:
+                problems.append(f"{tag}: no read bandwidth in the result")
+            else:
+                value = total / 1e6
+        if problems:
+            check.status = FAIL
+            check.reasons.extend(problems)
+            value = None
+        values.append(value)
+    return check, values, per_client
+
+
+# ---------------------------------------------------------------------------------------------- DDP
+
+
+def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: bool
+                   ) -> tuple[Check, dict[str, list[float | None]]]:
+    """Sanity of one DDP case (one node count); returns (check, {mode: per-sample samples/s})."""
+    meta = _load_meta(case_dir)
+    check, ok = _case_preamble("ddp", case, meta, lab)
+    per_mode: dict[str, list[float | None]] = {}
+    if not ok:
+        return check, per_mode
+    assert meta is not None
+    if expected_world is None:
+        expected_world = meta.get("expected_world_size")
+    peer = _peer_problems(case_dir, meta)
+    if peer:
+        check.status = FAIL
+        check.reasons.extend(peer)
+    for sample in meta["samples"]:
+        problems = _sample_problems(meta, sample)
+        tag = sample.get("file")
+        mode = str(sample.get("mode") or "synthetic")
+        path = case_dir / str(tag or "")
+        value = None
+        doc: dict[str, Any] | None = None
+        if not path.is_file():
+            problems.append(f"{tag}: raw output missing")
+        else:
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                problems.append(f"{tag}: unparseable: {exc}")
+        if doc is not None:
+            if not doc.get("complete"):
+                problems.append(f"{tag}: training did not complete: {'; '.join(doc.get('errors') or []) or 'no reason'}")
+            if expected_world is not None and doc.get("world_size") != expected_world:
+                problems.append(f"{tag}: world size {doc.get('world_size')}, expected {expected_world}")
+            timed = doc.get("step_times_s") or []
+            if len(timed) < int(doc.get("steps") or 1):
+                problems.append(f"{tag}: {len(timed)} timed steps, expected {doc.get('steps')}")
+            value = doc.get("samples_per_s")
+            if not isinstance(value, (int, float)) or value <= 0:
+                problems.append(f"{tag}: no throughput")
+                value = None
+        if problems:
+            check.status = FAIL
+            check.reasons.extend(problems)
+            value = None
+        per_mode.setdefault(mode, []).append(value)
+    return check, per_mode
+
+
+# ---------------------------------------------------------------------------------------------- verdict
+
+
+def _perf_check(ctx: dict[str, Any], name: str, instance: str | None, samples: list[float | None],
+                sanity_ok: bool, lab: bool, baseline: dict[str, float], case: str | None = None) -> Check:
+    stage, unit = KNOWN_METRICS.get(name, (name.split("_", 1)[0], ""))
+    check = Check(name=name, stage=stage, kind="performance", status=PASS, instance=instance, unit=unit,
+                  samples=samples, case=case, lab_standin=lab)
+    check.value, check.spread_pct = _best_and_spread(samples)
+    key = check.label
+    try:
+        bounds = bounds_for(ctx, name, instance, baseline.get(key))
+    except ThresholdError as exc:
+        check.status = FAIL
+        check.reasons.append(f"threshold cannot be evaluated: {exc}")
+        return check
+    check.bounds = [b.to_dict() for b in bounds]
+    if not sanity_ok or check.value is None:
+        check.status = FAIL
+        check.reasons.append("no valid measurement (see the sanity check)" if not sanity_ok else "no value")
+        return check
+    if not bounds:
+        check.status = INFO
+        return check
+    for b in bounds:
+        if check.value < b.limit:
+            check.status = FAIL
+            check.reasons.append(f"{check.value:.4g} {unit} < {b.kind} {b.limit:.4g} {unit} ({b.detail}; {b.source})")
+    return check
+
+
+def _apply_outliers(checks: list[Check], pct: float) -> None:
+    """Outlier rule: an instance more than pct% behind the best instance of the same metric fails."""
+    by_metric: dict[str, list[Check]] = {}
+    for c in checks:
+        if c.name in OUTLIER_METRICS and c.instance and c.value is not None:
+            by_metric.setdefault(c.name, []).append(c)
+    for name, group in by_metric.items():
+        if len(group) < 2:
+            continue
+        best = max(group, key=lambda c: c.value or 0)
+        limit = (best.value or 0) * (1 - pct / 100)
+        for c in group:
+            c.bounds.append(Bound("outlier", limit, "acceptance_outlier_max_behind_pct",
+                                  f"best {best.label} {best.value:.4g} - {pct:g}%").to_dict())
+            if (c.value or 0) < limit:
+                behind = (1 - (c.value or 0) / (best.value or 1)) * 100
+                c.status = FAIL
+                c.reasons.append(f"{c.instance} is {behind:.1f}% behind the best ({best.instance}), "
+                                 f"more than {pct:g}% ({name})")
+
+
+def load_baseline(ctx: dict[str, Any], base_dir: Path | None = None) -> dict[str, float]:
+    """Metric values of an earlier report.json (acceptance_baseline.path), keyed by label."""
+    path = ((ctx.get("acceptance_baseline") or {}).get("path") or "").strip()
+    if not path:
+        return {}
+    p = Path(path)
+    if not p.is_absolute() and base_dir is not None:
+        p = base_dir / p
+    if p.is_dir():
+        p = p / "report.json"
+    doc = json.loads(p.read_text(encoding="utf-8"))
+    return {c["label"]: c["value"] for c in doc.get("verdict", doc).get("checks", [])
+            if c.get("kind") == "performance" and c.get("value") is not None}
+
+
+def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
+    """Judge every stage of a run directory against ctx. Pure apart from reading run_dir."""
+    nodes = list(ctx.get("nodes") or [])
+    lab = bool(ctx.get("validation_lab_standins"))
+    stages = ctx.get("validation_stages") or {}
+    checks: list[Check] = []
+    series: dict[str, Any] = {"nccl": {}, "fio": {}, "ddp": {}}
+    try:
+        baseline = load_baseline(ctx, run_dir.parent)
+    except (OSError, json.JSONDecodeError, AttributeError) as exc:
+        baseline = {}
+        checks.append(Check(name="baseline", stage="report", kind="sanity", status=FAIL,
+                            reasons=[f"acceptance_baseline.path cannot be read: {exc}"]))
+    raw = run_dir / "raw"
+    models = ctx.get("dgx_models") or {}
+
+    def enabled(stage: str) -> bool:
+        return bool((stages.get(stage) or {}).get("enabled", False))
+
+    if enabled("nccl"):
+        ncfg = ctx.get("validation_nccl") or {}
+        min_bytes = int(ncfg.get("judge_min_bytes", 0))
+        for case, case_nodes, kind in expected_nccl_cases(nodes):
+            per_node = _ranks_per_node(ctx, case_nodes[0], models)
+            expected = per_node * len(case_nodes) if per_node else None
+            sanity, samples, rows = judge_nccl_case(raw / "nccl" / case, case, case_nodes, expected, lab, min_bytes)
+            checks.append(sanity)
+            series["nccl"][case] = rows
+            metric = {"single": "nccl_single_node_busbw_gbps", "all": "nccl_multi_node_busbw_gbps",
+                      "pair": "nccl_pair_busbw_gbps"}[kind]
+            instance = case_nodes[0] if kind == "single" else ("+".join(case_nodes) if kind == "pair" else None)
+            checks.append(_perf_check(ctx, metric, instance, samples, sanity.status == PASS, lab, baseline, case))
+    if enabled("fio"):
+        node_values: dict[str, float | None] = {}
+        for n in nodes:
+            sanity, samples, _clients = judge_fio_case(raw / "fio" / f"node-{n}", f"node-{n}", lab)
+            checks.append(sanity)
+            perf = _perf_check(ctx, "fio_node_read_MBps", n, samples, sanity.status == PASS, lab, baseline,
+                               f"node-{n}")
+            checks.append(perf)
+            node_values[n] = perf.value
+        sanity, samples, clients = judge_fio_case(raw / "fio" / "aggregate", "aggregate", lab)
+        checks.append(sanity)
+        checks.append(_perf_check(ctx, "fio_aggregate_read_MBps", None, samples, sanity.status == PASS, lab,
+                                  baseline, "aggregate"))
+        series["fio"] = {"node_read_MBps": node_values,
+                         "aggregate_clients_MBps": {k: max(v) for k, v in clients.items() if v},
+                         "link_MBps": _link_ceilings(ctx, nodes)}
+    if enabled("ddp"):
+        checks.extend(_judge_ddp(ctx, raw / "ddp", nodes, lab, baseline, series, models))
+    _apply_outliers(checks, float(ctx.get("acceptance_outlier_max_behind_pct") or 5))
+    # A threshold nobody measured is a FAIL, never a silent skip.
+    measured = {c.name for c in checks}
+    for metric in sorted(metrics_with_thresholds(ctx)):
+        stage = KNOWN_METRICS.get(metric, ("?", ""))[0]
+        if metric not in measured and enabled(stage) and not (metric == "nccl_pair_busbw_gbps" and not ring_pairs(nodes)) \
+                and not (metric == "nccl_multi_node_busbw_gbps" and len(nodes) < 2):
+            checks.append(Check(name=metric, stage=stage, kind="performance", status=FAIL,
+                                reasons=["threshold configured but nothing measured it"], lab_standin=lab))
+    for stage in ("nccl", "fio", "ddp"):
+        if not enabled(stage):
+            checks.append(Check(name=f"{stage}_stage", stage=stage, kind="sanity", status=INFO,
+                                reasons=["stage disabled in validation_stages"], lab_standin=lab))
+    failed = [c.label for c in checks if c.status == FAIL]
+    status = FAIL if failed or not any(c.kind == "performance" and c.status != FAIL for c in checks) else PASS
+    return Verdict(status=status, checks=checks, failed=failed, lab_standins=lab, series=series)
+
+
+def _ranks_per_node(ctx: dict[str, Any], node: str, models: dict[str, Any]) -> int | None:
+    if ctx.get("validation_lab_standins"):
+        return int((ctx.get("validation_nccl") or {}).get("lab_procs_per_node", 2))
+    model = models.get(((ctx.get("dgx") or {}).get(node) or {}).get("dgx_model")) or {}
+    gpus = int(model.get("gpus") or 0)
+    return gpus or None
+
+
+def _link_ceilings(ctx: dict[str, Any], nodes: list[str]) -> dict[str, float | None]:
+    from .thresholds import node_bottleneck_link_MBps
+
+    out: dict[str, float | None] = {}
+    for n in nodes:
+        try:
+            out[n] = node_bottleneck_link_MBps(ctx, n)[0]
+        except ThresholdError:
+            out[n] = None
+    return out
+
+
+def _judge_ddp(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool, baseline: dict[str, float],
+               series: dict[str, Any], models: dict[str, Any]) -> list[Check]:
+    checks: list[Check] = []
+    counts = sorted({1, len(nodes)}) if nodes else [1]
+    per_node = _ranks_per_node(ctx, nodes[0], models) if nodes else None
+    if lab:
+        per_node = int((ctx.get("validation_ddp") or {}).get("lab_procs_per_node", 1))
+    throughput: dict[int, dict[str, tuple[float | None, bool]]] = {}
+    for count in counts:
+        case = f"n{count}"
+        sanity, per_mode = judge_ddp_case(ddp_dir / case, case, per_node * count if per_node else None, lab)
+        checks.append(sanity)
+        ok = sanity.status == PASS
+        throughput[count] = {}
+        for mode in ("synthetic", "real"):
+            samples = per_mode.get(mode, [])
+            if not samples:
+                sanity.status = FAIL
+                sanity.reasons.append(f"no {mode}-data training result")
+                ok = False
+            best, spread = _best_and_spread(samples)
+            throughput[count][mode] = (best, ok)
+            info = Check(name=f"ddp_{mode}_throughput", stage="ddp", kind="performance",
+                         status=INFO if ok and best else FAIL, instance=f"{count} node{'s' if count > 1 else ''}",
+                         value=best, unit="samples/s", samples=samples, spread_pct=spread, case=case,
+                         lab_standin=lab)
+            if info.status == FAIL:
+                info.reasons.append(f"no valid {mode}-data throughput at {count} node(s)")
+            checks.append(info)
+    top = counts[-1]
+    syn1, ok1 = throughput[1]["synthetic"]
+    synn, okn = throughput[top]["synthetic"]
+    eff = [synn / (top * syn1)] if ok1 and okn and syn1 and synn else [None]
+    checks.append(_perf_check(ctx, "ddp_scaling_efficiency", None, eff, ok1 and okn, lab, baseline))
+    if top == 1 and checks[-1].status != FAIL:
+        checks[-1].reasons.append("one node only: scaling from 1 node to all is trivially 1")
+    for count in counts:
+        syn, oks = throughput[count]["synthetic"]
+        real, okr = throughput[count]["real"]
+        ratio = [real / syn] if oks and okr and syn and real else [None]
+        checks.append(_perf_check(ctx, "ddp_real_over_synthetic", f"{count} node{'s' if count > 1 else ''}",
+                                  ratio, oks and okr, lab, baseline))
+    series["ddp"] = {
+        "nodes": counts,
+        "synthetic": [throughput[c]["synthetic"][0] for c in counts],
+        "real": [throughput[c]["real"][0] for c in counts],
+    }
+    return checks
+
+
+def summary_counts(verdict: Verdict) -> dict[str, int]:
+    out = {PASS: 0, FAIL: 0, INFO: 0}
+    for c in verdict.checks:
+        out[c.status] = out.get(c.status, 0) + 1
+    return out
+
+
+def median_or_none(values: list[float | None]) -> float | None:
+    good = [v for v in values if v is not None]
+    return statistics.median(good) if good else None
