@@ -1,0 +1,1123 @@
+"""Preflight rules: the schema of every consumed variable, then the cross-field rules of the design.
+
+Input is a `Site`: the variables of every host of the groups dgx, powerscale, sn3700v and qm8700 as Ansible
+resolved them, the group-level view (`all`), and the state of each secret (never its value). Output is a
+list of `Problem`s, one per row of the preflight table: host | variable | value | problem | fix.
+
+Every rule is a pure function `rule_x(site) -> list[Problem]`, unit-tested with a failing and a passing
+case in tests/preflight/. `evaluate(site)` runs them all; `render_table(problems)` prints the one table.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ansible.module_utils.preflight_schema import (
+    CUMULUS_PORT_RE,
+    MISSING,
+    SN3700V_PORTS,
+    VARIABLES,
+    is_hostname,
+    is_ip,
+)
+
+GROUPS = ("dgx", "powerscale", "sn3700v", "qm8700")
+ERROR = "error"
+WARNING = "warning"
+SECRET_SHOWN = "<secret>"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One row of the preflight table."""
+
+    host: str
+    variable: str
+    value: Any
+    problem: str
+    fix: str
+    severity: str = ERROR
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"host": self.host, "variable": self.variable, "value": show(self.value), "problem": self.problem,
+                "fix": self.fix, "severity": self.severity}
+
+
+@dataclass(frozen=True)
+class Secret:
+    """Where one secret comes from, and which hosts consume it."""
+
+    name: str
+    vault: str
+    env: str
+    group: str
+
+
+# Same order and names as inventories/*/group_vars/all/secrets.yml and docs/vault.example.yml.
+SECRETS: tuple[Secret, ...] = (
+    Secret("powerscale_api_password", "vault_powerscale_api_password", "POWERSCALE_API_PASSWORD", "powerscale"),
+    Secret("storage_fabric_password", "vault_storage_fabric_password", "SN3700V_PASSWORD", "sn3700v"),
+    Secret("qm8700_api_password", "vault_qm8700_api_password", "QM8700_PASSWORD", "qm8700"),
+    Secret("ngc_api_key", "vault_ngc_api_key", "NGC_API_KEY", "dgx"),
+    Secret("ngc_mirror_password", "vault_ngc_mirror_password", "NGC_MIRROR_PASSWORD", "dgx"),
+)
+SECRET_NAMES = frozenset(s.name for s in SECRETS)
+
+
+@dataclass(frozen=True)
+class SecretState:
+    """What the controller found for one secret. `state`: ok | empty | clear_text | error | unchecked."""
+
+    name: str
+    state: str
+    host: str = "all"
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The role's own knobs (roles/preflight/defaults/main.yml)."""
+
+    l2_overhead_bytes: int = 18
+    sizing_gpus_per_f800_node: int = 8
+    qm8700_port_count: int = 40
+
+
+@dataclass
+class Site:
+    """Everything the rules see. `hostvars[host]` holds only the variables that resolved for that host;
+    `unresolved[host][var]` says why a variable could not be templated ("all" is the group-level view)."""
+
+    groups: dict[str, list[str]]
+    hostvars: dict[str, dict[str, Any]]
+    allvars: dict[str, Any]
+    unresolved: dict[str, dict[str, str]] = field(default_factory=dict)
+    secrets: list[SecretState] = field(default_factory=list)
+    offline: bool = True
+    settings: Settings = field(default_factory=Settings)
+
+    def hosts(self, group: str) -> list[str]:
+        return list(self.groups.get(group, []))
+
+    def var(self, host: str | None, name: str, default: Any = None) -> Any:
+        if host is None:
+            return self.allvars.get(name, default)
+        return self.hostvars.get(host, {}).get(name, default)
+
+    def label(self, host: str, name: str) -> str:
+        """`all` when the host sees the group-level value (so the fix goes to group_vars/all), else the host."""
+        if name in self.allvars and self.hostvars.get(host, {}).get(name, MISSING) == self.allvars[name]:
+            return "all"
+        return host
+
+    def cluster(self, name: str, group: str) -> tuple[Any, str]:
+        """A cluster-wide variable as the stage that consumes it sees it (its group's first host)."""
+        hosts = self.hosts(group)
+        if hosts:
+            return self.var(hosts[0], name), self.label(hosts[0], name)
+        return self.allvars.get(name), "all"
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def show(value: Any) -> str:
+    """The value column: compact, one line, at most 60 characters."""
+    if value is MISSING:
+        return "(not set)"
+    text = value if isinstance(value, str) else json.dumps(value, default=str, separators=(",", ":"))
+    text = " ".join(str(text).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def interface(value: Any) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface | None:
+    try:
+        return ipaddress.ip_interface(value) if isinstance(value, str) and "/" in value else None
+    except ValueError:
+        return None
+
+
+def network(value: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    try:
+        return ipaddress.ip_network(value, strict=True) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def address(value: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def version_tuple(value: Any) -> tuple[int, ...] | None:
+    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)*", value):
+        return tuple(int(p) for p in value.split("."))
+    return None
+
+
+def nics(site: Site, host: str) -> list[tuple[int, Mapping[str, Any]]]:
+    return [(i, n) for i, n in enumerate(as_list(site.var(host, "storage_nics"))) if isinstance(n, Mapping)]
+
+
+def mounts(site: Site, host: str) -> list[tuple[int, Mapping[str, Any]]]:
+    return [(i, m) for i, m in enumerate(as_list(site.var(host, "nfs_mounts"))) if isinstance(m, Mapping)]
+
+
+def exports(site: Site) -> tuple[list[tuple[int, Mapping[str, Any]]], str]:
+    value, label = site.cluster("powerscale_exports", "powerscale")
+    return [(i, e) for i, e in enumerate(as_list(value)) if isinstance(e, Mapping)], label
+
+
+def dgx_model(site: Site, host: str) -> Mapping[str, Any] | None:
+    model = site.var(host, "dgx_model")
+    models = as_dict(site.var(host, "dgx_models"))
+    entry = models.get(model) if isinstance(model, str) else None
+    return entry if isinstance(entry, Mapping) else None
+
+
+def port_parts(name: Any) -> tuple[int, int | None] | None:
+    match = re.fullmatch(CUMULUS_PORT_RE, name) if isinstance(name, str) else None
+    if not match:
+        return None
+    return int(match.group(1)), (int(match.group(3)) if match.group(3) is not None else None)
+
+
+# ---------------------------------------------------------------------------------------------- schema
+
+
+def rule_schema(site: Site) -> list[Problem]:
+    """Types, ranges, enums and required-ness of every consumed variable (module_utils/preflight_schema.py)."""
+    out: list[Problem] = []
+    for var in VARIABLES:
+        if var.name in SECRET_NAMES:
+            continue
+        if var.name in site.allvars:
+            out += _findings("all", var.spec.check(site.allvars[var.name], var.name))
+        for group in var.groups:
+            for host in site.hosts(group):
+                if var.name in site.unresolved.get(host, {}):
+                    continue
+                value = site.hostvars.get(host, {}).get(var.name, MISSING)
+                if value is MISSING:
+                    if var.required:
+                        out.append(Problem(host, var.name, MISSING, f"is required by the {group} stage and not set",
+                                           f"set {var.name} (see inventories/production for its meaning)"))
+                    continue
+                if var.name in site.allvars and value == site.allvars[var.name]:
+                    continue
+                out += _findings(host, var.spec.check(value, var.name))
+    for host, failed in sorted(site.unresolved.items()):
+        for name, reason in sorted(failed.items()):
+            shown = SECRET_SHOWN if name in SECRET_NAMES else "(template)"
+            out.append(Problem(host, name, shown, f"cannot be resolved: {reason}",
+                               "fix the template, or define the variables it uses"))
+    return out
+
+
+def _findings(host: str, findings: Iterable[Any]) -> list[Problem]:
+    return [Problem(host, f.path, f.value, f.problem, f.fix) for f in findings]
+
+
+# ---------------------------------------------------------------------------------------------- MTU
+
+
+def rule_mtu(site: Site) -> list[Problem]:
+    """One MTU end to end: DGX and PowerScale storage NICs and the PowerScale pool equal storage_fabric_host_mtu;
+    every switch port carries the host MTU plus L2 overhead."""
+    out: list[Problem] = []
+    host_mtu, host_mtu_label = site.cluster("storage_fabric_host_mtu", "sn3700v")
+    if not is_int(host_mtu):
+        return out
+    nic_mtus = [(h, i, n.get("mtu")) for g in ("dgx", "powerscale") for h in site.hosts(g) for i, n in nics(site, h)
+                if is_int(n.get("mtu"))]
+    pool_mtu, pool_label = site.cluster("powerscale_pool_mtu", "powerscale")
+    seen = {m for _, _, m in nic_mtus} | ({pool_mtu} if is_int(pool_mtu) else set())
+    if len(seen) == 1 and host_mtu not in seen:
+        only = seen.pop()
+        out.append(Problem(host_mtu_label, "storage_fabric_host_mtu", host_mtu,
+                           f"every storage NIC and the PowerScale pool use MTU {only}, this says {host_mtu}",
+                           f"set storage_fabric_host_mtu: {only}"))
+    else:
+        for host, pos, mtu in nic_mtus:
+            if mtu != host_mtu:
+                out.append(Problem(host, f"storage_nics[{pos}].mtu", mtu,
+                                   f"differs from storage_fabric_host_mtu {host_mtu}: one MTU end to end, or large "
+                                   "NFS replies are dropped or fragmented",
+                                   f"set mtu: {host_mtu}"))
+        if is_int(pool_mtu) and pool_mtu != host_mtu:
+            out.append(Problem(pool_label, "powerscale_pool_mtu", pool_mtu,
+                               f"differs from the DGX storage NICs' MTU {host_mtu}",
+                               f"set powerscale_pool_mtu: {host_mtu} (OneFS pool MTU = host MTU)"))
+    overhead = site.settings.l2_overhead_bytes
+    for switch in site.hosts("sn3700v"):
+        port_mtu = site.var(switch, "storage_fabric_port_mtu")
+        if not is_int(port_mtu):
+            continue
+        carried = [(host_mtu, "storage_fabric_host_mtu")] + [
+            (m, f"{h} storage_nics[{i}]") for h, i, m in nic_mtus
+            if any(n.get("switch") == switch for _, n in nics(site, h))]
+        need, origin = max(carried, key=lambda c: c[0])
+        if port_mtu < need + overhead:
+            out.append(Problem(site.label(switch, "storage_fabric_port_mtu"), "storage_fabric_port_mtu", port_mtu,
+                               f"below host MTU {need} ({origin}) + {overhead} bytes of L2 overhead: "
+                               "full-size frames would be dropped at the switch",
+                               f"set storage_fabric_port_mtu >= {need + overhead} (9216 is the Cumulus maximum)"))
+    return _dedupe(out)
+
+
+# ---------------------------------------------------------------------------------------------- addresses
+
+
+def rule_storage_addresses(site: Site) -> list[Problem]:
+    """Every storage address inside storage_subnet with its prefix length, and unique across all hosts."""
+    out: list[Problem] = []
+    subnet_value, _ = site.cluster("storage_subnet", "sn3700v")
+    subnet = network(subnet_value)
+    owner: dict[Any, str] = {}
+    for group in ("dgx", "powerscale"):
+        for host in site.hosts(group):
+            for pos, nic in nics(site, host):
+                iface = interface(nic.get("address"))
+                if iface is None:
+                    continue
+                path = f"storage_nics[{pos}].address"
+                if subnet is not None and iface.ip not in subnet:
+                    out.append(Problem(host, path, nic["address"], f"is outside storage_subnet {subnet}",
+                                       f"use an address in {subnet} (or correct storage_subnet)"))
+                elif subnet is not None and iface.network.prefixlen != subnet.prefixlen:
+                    out.append(Problem(host, path, nic["address"],
+                                       f"prefix /{iface.network.prefixlen} differs from storage_subnet {subnet}",
+                                       f"write it as {iface.ip}/{subnet.prefixlen}"))
+                if iface.ip in owner:
+                    out.append(Problem(host, path, nic["address"], f"duplicate address: {owner[iface.ip]} has it too",
+                                       "give every storage NIC its own address"))
+                else:
+                    owner[iface.ip] = f"{host} storage_nics[{pos}]"
+    return out
+
+
+def rule_ipoib_addresses(site: Site) -> list[Problem]:
+    """IPoIB addresses of the DGX nodes are unique."""
+    out: list[Problem] = []
+    owner: dict[Any, str] = {}
+    for host in site.hosts("dgx"):
+        iface = interface(site.var(host, "ib_ipoib_address"))
+        if iface is None:
+            continue
+        if iface.ip in owner:
+            out.append(Problem(host, "ib_ipoib_address", str(iface), f"duplicate address: {owner[iface.ip]} has it too",
+                               "give every DGX its own IPoIB address"))
+        else:
+            owner[iface.ip] = host
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- cabling
+
+
+def rule_switch_cabling(site: Site) -> list[Problem]:
+    """Every cable names an SN3700V of the inventory and a real port; no two cables on one port; no cable on
+    a peerlink or uplink port; a port is either whole or broken out."""
+    out: list[Problem] = []
+    switches = site.hosts("sn3700v")
+    clag, _ = site.cluster("storage_fabric_clag", "sn3700v")
+    reserved: dict[str, str] = {}
+    for member in as_list(as_dict(as_dict(clag).get("peerlink")).get("members")):
+        if as_dict(clag).get("enabled"):
+            reserved[str(member)] = "the CLAG peerlink (storage_fabric_clag.peerlink.members)"
+    for uplink in as_list(site.cluster("storage_fabric_uplinks", "sn3700v")[0]):
+        if isinstance(uplink, Mapping):
+            reserved[str(uplink.get("name"))] = "an uplink (storage_fabric_uplinks)"
+    used: dict[tuple[str, str], str] = {}
+    for group in ("dgx", "powerscale"):
+        for host in site.hosts(group):
+            for pos, nic in nics(site, host):
+                switch, port = nic.get("switch"), nic.get("switch_port")
+                if isinstance(switch, str) and switch not in switches:
+                    out.append(Problem(host, f"storage_nics[{pos}].switch", switch,
+                                       "is not an SN3700V host of the inventory (group sn3700v)",
+                                       f"name one of: {', '.join(switches) or '(no sn3700v host)'}"))
+                    continue
+                parts = port_parts(port)
+                if parts is None:
+                    continue  # the schema reported the name
+                path = f"storage_nics[{pos}].switch_port"
+                if parts[0] > SN3700V_PORTS or (parts[1] is not None and parts[1] > 3):
+                    out.append(Problem(host, path, port, f"does not exist: an SN3700V has swp1..swp{SN3700V_PORTS}"
+                                       " (swpNs0..swpNs3 when broken out)", "use the port the cable plugs into"))
+                    continue
+                if port in reserved:
+                    out.append(Problem(host, path, port, f"is {reserved[port]}", "move the cable to a free port"))
+                key = (str(switch), str(port))
+                if key in used:
+                    out.append(Problem(host, path, port, f"{switch} {port} already holds {used[key]}'s cable",
+                                       "give each cable its own switch port"))
+                    continue
+                used[key] = f"{host} storage_nics[{pos}]"
+                whole = (str(switch), f"swp{parts[0]}")
+                split = [k for k in used if k[0] == switch and port_parts(k[1]) and port_parts(k[1])[0] == parts[0]
+                         and (port_parts(k[1])[1] is None) != (parts[1] is None)]
+                if split:
+                    out.append(Problem(host, path, port, f"{whole[1]} is used both whole and broken out "
+                                       f"({used[split[0]]} is on {split[0][1]})",
+                                       "either break the port out for every cable on it, or not at all"))
+    return out
+
+
+def rule_port_speed(site: Site) -> list[Problem]:
+    """Warn when a cable's speed is not one the site's switches are configured for."""
+    out: list[Problem] = []
+    speeds, _ = site.cluster("storage_fabric_speeds_gbps", "sn3700v")
+    if not isinstance(speeds, list):
+        return out
+    for group in ("dgx", "powerscale"):
+        for host in site.hosts(group):
+            for pos, nic in nics(site, host):
+                speed = nic.get("speed_gbps")
+                if is_int(speed) and speed not in speeds:
+                    out.append(Problem(host, f"storage_nics[{pos}].speed_gbps", speed,
+                                       f"is not in storage_fabric_speeds_gbps {speeds}: the switch port cannot be set "
+                                       "to this speed", "correct the speed, or list it in storage_fabric_speeds_gbps",
+                                       WARNING))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- VLANs, CLAG
+
+
+def rule_vlans(site: Site) -> list[Problem]:
+    """VLAN ids and names unique; the bridge PVID is a storage VLAN; the peerlink VLAN is not one; the storage
+    subnet is the subnet of a storage VLAN."""
+    out: list[Problem] = []
+    vlans, label = site.cluster("storage_fabric_vlans", "sn3700v")
+    ids: dict[Any, int] = {}
+    names: dict[Any, int] = {}
+    subnets = []
+    for pos, vlan in enumerate(as_list(vlans)):
+        if not isinstance(vlan, Mapping):
+            continue
+        vid, name = vlan.get("id"), vlan.get("name")
+        if is_int(vid) and vid in ids:
+            out.append(Problem(label, f"storage_fabric_vlans[{pos}].id", vid,
+                               f"duplicate VLAN id (storage_fabric_vlans[{ids[vid]}] has it too)",
+                               "give each VLAN its own id"))
+        elif is_int(vid):
+            ids[vid] = pos
+        if isinstance(name, str) and name in names:
+            out.append(Problem(label, f"storage_fabric_vlans[{pos}].name", name,
+                               f"duplicate VLAN name (storage_fabric_vlans[{names[name]}] has it too)",
+                               "give each VLAN its own name"))
+        elif isinstance(name, str):
+            names[name] = pos
+        if network(vlan.get("subnet")) is not None:
+            subnets.append(network(vlan.get("subnet")))
+    bridge, bridge_label = site.cluster("storage_fabric_bridge", "sn3700v")
+    pvid = as_dict(bridge).get("pvid")
+    if ids and is_int(pvid) and pvid not in ids:
+        out.append(Problem(bridge_label, "storage_fabric_bridge.pvid", pvid, "is not a VLAN of storage_fabric_vlans",
+                           f"use one of {sorted(ids)}"))
+    clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
+    peer_vlan = as_dict(as_dict(clag).get("peerlink")).get("vlan")
+    if as_dict(clag).get("enabled") and is_int(peer_vlan) and peer_vlan in ids:
+        out.append(Problem(clag_label, "storage_fabric_clag.peerlink.vlan", peer_vlan,
+                           "is also a storage VLAN: the CLAG control VLAN must be its own",
+                           "use a VLAN id no storage VLAN uses (4094 is customary)"))
+    subnet_value, subnet_label = site.cluster("storage_subnet", "sn3700v")
+    subnet = network(subnet_value)
+    if subnet is not None and subnets and subnet not in subnets:
+        out.append(Problem(subnet_label, "storage_subnet", subnet_value,
+                           "is not the subnet of any storage VLAN (storage_fabric_vlans[].subnet)",
+                           "make storage_subnet and the storage VLAN's subnet the same"))
+    return out
+
+
+def rule_clag(site: Site) -> list[Problem]:
+    """With CLAG on: exactly two switches, one primary and one secondary, distinct priorities (the lower one is
+    the primary), a backup IP pointing at the peer. With CLAG off: every switch standalone."""
+    out: list[Problem] = []
+    switches = site.hosts("sn3700v")
+    clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
+    enabled = as_dict(clag).get("enabled")
+    roles = {s: site.var(s, "sn3700v_clag_role") for s in switches}
+    if enabled is False:
+        for switch, role in roles.items():
+            if role in ("primary", "secondary"):
+                out.append(Problem(switch, "sn3700v_clag_role", role, "storage_fabric_clag.enabled is false",
+                                   "set sn3700v_clag_role: standalone, or enable CLAG"))
+        return out
+    if enabled is not True:
+        return out
+    if len(switches) != 2:
+        out.append(Problem(clag_label, "storage_fabric_clag.enabled", True,
+                           f"CLAG pairs exactly two switches; group sn3700v has {len(switches)}",
+                           "list two SN3700V hosts, or set storage_fabric_clag.enabled: false"))
+        return out
+    for role in ("primary", "secondary"):
+        holders = [s for s, r in roles.items() if r == role]
+        if not holders:
+            other = [s for s, r in roles.items() if r != ("secondary" if role == "primary" else "primary")]
+            host = other[-1] if other else switches[-1]
+            out.append(Problem(host, "sn3700v_clag_role", roles.get(host), f"no switch of the CLAG pair is {role}",
+                               "set sn3700v_clag_role: primary on one switch and secondary on the other"))
+    prios = {s: site.var(s, "sn3700v_clag_priority") for s in switches}
+    first, second = switches
+    if is_int(prios[first]) and prios[first] == prios[second]:
+        out.append(Problem(second, "sn3700v_clag_priority", prios[second], f"equal to {first}'s priority",
+                           "give the primary the lower priority (e.g. 1000) and the secondary a higher one (2000)"))
+    primary = [s for s, r in roles.items() if r == "primary"]
+    secondary = [s for s, r in roles.items() if r == "secondary"]
+    if len(primary) == 1 and len(secondary) == 1:
+        p, s = primary[0], secondary[0]
+        if is_int(prios[p]) and is_int(prios[s]) and prios[p] > prios[s]:
+            out.append(Problem(p, "sn3700v_clag_priority", prios[p],
+                               f"is higher than the secondary {s}'s {prios[s]}: Cumulus makes the lower priority "
+                               "primary", "give the primary the lower priority"))
+    for switch in switches:
+        peer = second if switch == first else first
+        backup = site.var(switch, "sn3700v_clag_backup_ip")
+        if backup is None:
+            out.append(Problem(switch, "sn3700v_clag_backup_ip", MISSING, "is required with CLAG enabled",
+                               f"set it to {peer}'s management address"))
+        elif backup == site.var(switch, "ansible_host"):
+            out.append(Problem(switch, "sn3700v_clag_backup_ip", backup, "points at the switch itself",
+                               f"set it to {peer}'s management address ({site.var(peer, 'ansible_host')})"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- InfiniBand
+
+
+def rule_subnet_manager(site: Site) -> list[Problem]:
+    """Exactly one QM8700 is SM master, the others standby, with distinct priorities, the master's highest."""
+    out: list[Problem] = []
+    switches = site.hosts("qm8700")
+    if not switches:
+        return out
+    roles = {s: site.var(s, "qm8700_sm_role") for s in switches}
+    prios = {s: site.var(s, "qm8700_sm_priority") for s in switches}
+    masters = [s for s in switches if roles[s] == "master"]
+    if not masters:
+        out.append(Problem("qm8700", "qm8700_sm_role", [roles[s] for s in switches],
+                           "no QM8700 is subnet manager master: the fabric would have no SM",
+                           "set qm8700_sm_role: master on exactly one switch"))
+    for extra in masters[1:]:
+        out.append(Problem(extra, "qm8700_sm_role", "master", f"second SM master ({masters[0]} is master too)",
+                           "set qm8700_sm_role: standby on every switch but one"))
+    seen: dict[int, str] = {}
+    for switch in switches:
+        prio = prios[switch]
+        if not is_int(prio):
+            continue
+        if prio in seen:
+            out.append(Problem(switch, "qm8700_sm_priority", prio, f"equal to {seen[prio]}'s SM priority",
+                               "give every switch its own priority, the master the highest"))
+        else:
+            seen[prio] = switch
+    if len(masters) == 1 and is_int(prios[masters[0]]):
+        higher = [s for s in switches if s != masters[0] and is_int(prios[s]) and prios[s] > prios[masters[0]]]
+        if higher:
+            out.append(Problem(masters[0], "qm8700_sm_priority", prios[masters[0]],
+                               f"is lower than standby {higher[0]}'s {prios[higher[0]]}: the standby would win the "
+                               "SM election", "give the master the highest priority (e.g. 15)"))
+    return out
+
+
+def qm8700_port_count(ports: Any) -> tuple[int, list[tuple[int, str]]]:
+    """Usable ports of a qm8700_ports list, and the indexes of malformed or out-of-range entries."""
+    total, bad = 0, []
+    for pos, entry in enumerate(as_list(ports)):
+        match = re.fullmatch(r"1/(\d{1,2})(?:-1/(\d{1,2}))?", str(as_dict(entry).get("range", "")))
+        if not match:
+            continue
+        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
+        if not 1 <= low <= high <= 40:
+            bad.append((pos, "must be 1/N or 1/N-1/M with 1 <= N <= M <= 40 (a QM8700 has 40 ports)"))
+            continue
+        total += (high - low + 1) * (2 if str(as_dict(entry).get("split")) == "2" else 1)
+    return total, bad
+
+
+def rule_hca_ports(site: Site) -> list[Problem]:
+    """The QM8700 pair has at least one HDR port per DGX HCA; port ranges exist on the switch."""
+    out: list[Problem] = []
+    capacity = 0
+    for switch in site.hosts("qm8700"):
+        count, bad = qm8700_port_count(site.var(switch, "qm8700_ports"))
+        capacity += count
+        label = site.label(switch, "qm8700_ports")
+        for pos, why in bad:
+            out.append(Problem(label, f"qm8700_ports[{pos}].range", site.var(switch, "qm8700_ports")[pos].get("range"),
+                               why, "use the switch's real port numbers"))
+    hcas = sum(as_dict(dgx_model(site, h)).get("hcas", 0) for h in site.hosts("dgx")
+               if is_int(as_dict(dgx_model(site, h)).get("hcas", 0)))
+    if site.hosts("qm8700") and hcas > capacity:
+        switch = site.hosts("qm8700")[0]
+        out.append(Problem(site.label(switch, "qm8700_ports"), "qm8700_ports", site.var(switch, "qm8700_ports"),
+                           f"{hcas} DGX HCAs need as many HDR ports; the QM8700 switches declare {capacity}",
+                           "declare one HDR port per HCA across the switches (a QM8700 has 40)"))
+    return _dedupe(out)
+
+
+# ---------------------------------------------------------------------------------------------- node model
+
+
+def rule_node_model(site: Site) -> list[Problem]:
+    """dgx_model names an entry of dgx_models; explicit GPU/HCA counts and the IB rate agree with it; the
+    container runtime matches the GPUs."""
+    out: list[Problem] = []
+    for host in site.hosts("dgx"):
+        name = site.var(host, "dgx_model")
+        models = site.var(host, "dgx_models")
+        if not isinstance(name, str) or not isinstance(models, Mapping):
+            continue
+        model = dgx_model(site, host)
+        if model is None:
+            out.append(Problem(site.label(host, "dgx_model"), "dgx_model", name, "is not a key of dgx_models",
+                               f"use one of: {', '.join(map(str, models))}, or declare it in dgx_models"))
+            continue
+        for var, key in (("dgx_expected_gpus", "gpus"), ("dgx_expected_hcas", "hcas")):
+            expected = site.var(host, var)
+            if expected is not None and is_int(expected) and expected != model.get(key):
+                out.append(Problem(site.label(host, var), var, expected,
+                                   f"disagrees with dgx_model {name} ({model.get(key)} {key.upper()})",
+                                   f"remove {var} or correct dgx_model"))
+        rate = site.var(host, "ib_rate_gbps")
+        if is_int(model.get("hcas")) and model["hcas"] > 0 and is_int(rate) and rate != model.get("hca_rate_gbps"):
+            out.append(Problem(site.label(host, "ib_rate_gbps"), "ib_rate_gbps", rate,
+                               f"differs from dgx_model {name}'s HCA rate {model.get('hca_rate_gbps')} Gb/s",
+                               f"set ib_rate_gbps: {model.get('hca_rate_gbps')}"))
+        runtime = site.var(host, "ngc_container_runtime")
+        gpus = model.get("gpus")
+        if runtime == "nvidia" and gpus == 0:
+            out.append(Problem(site.label(host, "ngc_container_runtime"), "ngc_container_runtime", runtime,
+                               f"needs GPUs; dgx_model {name} has none", "set ngc_container_runtime: docker"))
+        elif runtime == "docker" and is_int(gpus) and gpus > 0:
+            out.append(Problem(site.label(host, "ngc_container_runtime"), "ngc_container_runtime", runtime,
+                               f"plain docker cannot give containers the {gpus} GPUs of dgx_model {name}",
+                               "set ngc_container_runtime: nvidia", WARNING))
+    return _dedupe(out)
+
+
+def rule_sizing(site: Site) -> list[Problem]:
+    """Warn when A100 GPUs per F800 node exceed the reference's 8 (reference sizing_004)."""
+    f800 = [h for h in site.hosts("powerscale") if site.var(h, "powerscale_node_model") == "F800"]
+    if not f800:
+        return []
+    gpus = 0
+    for host in site.hosts("dgx"):
+        model = as_dict(dgx_model(site, host))
+        if str(model.get("gpu_model", "")).startswith("A100") and is_int(model.get("gpus")):
+            gpus += model["gpus"]
+    limit = site.settings.sizing_gpus_per_f800_node
+    if gpus / len(f800) <= limit:
+        return []
+    return [Problem("powerscale", "powerscale_node_model",
+                    f"{gpus} A100 GPUs / {len(f800)} F800 nodes = {gpus / len(f800):.1f}",
+                    f"exceeds the reference sizing of {limit} A100 GPUs per F800 node (sizing_004): "
+                    "training may be storage-bound", f"add F800 nodes (one per {limit} A100 GPUs)", WARNING)]
+
+
+# ---------------------------------------------------------------------------------------------- exports
+
+
+def rule_exports(site: Site) -> list[Problem]:
+    """Export paths unique; quotas sit inside an export and their thresholds are ordered."""
+    out: list[Problem] = []
+    entries, label = exports(site)
+    seen: dict[str, int] = {}
+    for pos, export in entries:
+        path = export.get("path")
+        if isinstance(path, str) and path.rstrip("/") in seen:
+            out.append(Problem(label, f"powerscale_exports[{pos}].path", path,
+                               f"duplicate export path (powerscale_exports[{seen[path.rstrip('/')]}] has it too)",
+                               "declare each export once (clients can be a list)"))
+        elif isinstance(path, str):
+            seen[path.rstrip("/")] = pos
+    quotas, qlabel = site.cluster("powerscale_quotas", "powerscale")
+    for pos, quota in enumerate(as_list(quotas)):
+        if not isinstance(quota, Mapping) or not isinstance(quota.get("path"), str):
+            continue
+        qpath = quota["path"].rstrip("/")
+        if not any(qpath == p or qpath.startswith(p + "/") for p in seen):
+            out.append(Problem(qlabel, f"powerscale_quotas[{pos}].path", quota["path"], "is not inside any export",
+                               f"use a path under one of: {', '.join(seen)}"))
+        limits = as_dict(quota.get("thresholds"))
+        order = [(k, limits.get(k)) for k in ("advisory", "soft", "hard") if is_int(limits.get(k))]
+        for (low_k, low), (high_k, high) in itertools.pairwise(order):
+            if low > high:
+                out.append(Problem(qlabel, f"powerscale_quotas[{pos}].thresholds.{low_k}", low,
+                                   f"is above the {high_k} threshold {high}", "order them advisory <= soft <= hard"))
+        if is_int(limits.get("soft")) and not is_int(limits.get("soft_grace_s")):
+            out.append(Problem(qlabel, f"powerscale_quotas[{pos}].thresholds.soft_grace_s",
+                               limits.get("soft_grace_s", MISSING), "a soft threshold needs a grace period",
+                               "set soft_grace_s (seconds), e.g. 604800 for a week"))
+    return out
+
+
+def client_covers(client: Any, host: str, addresses: list[Any], site: Site) -> bool:
+    if not isinstance(client, str):
+        return False
+    if client in (host, site.var(host, "ansible_host")):
+        return True
+    if "/" in client:
+        try:
+            net = ipaddress.ip_network(client, strict=False)
+        except ValueError:
+            return False
+        return any(a in net for a in addresses)
+    return address(client) in addresses
+
+
+def rule_export_clients(site: Site) -> list[Problem]:
+    """An export with explicit clients covers every DGX that mounts it (clients: [] = derived = OK)."""
+    out: list[Problem] = []
+    entries, label = exports(site)
+    for pos, export in entries:
+        clients = export.get("clients")
+        if not isinstance(clients, list) or not clients:
+            continue
+        for host in site.hosts("dgx"):
+            if not any(m.get("export") == export.get("path") for _, m in mounts(site, host)):
+                continue
+            addrs = [interface(n.get("address")).ip for _, n in nics(site, host) if interface(n.get("address"))]
+            if not any(client_covers(c, host, addrs, site) for c in clients):
+                shown = ", ".join(map(str, addrs)) or "no storage address"
+                out.append(Problem(label, f"powerscale_exports[{pos}].clients", clients,
+                                   f"does not cover {host} ({shown}), which mounts {export.get('path')}",
+                                   f"add {addrs[0] if addrs else host} (or the storage subnet), or set clients: [] "
+                                   "to derive them from storage_nics"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- NFS mounts
+
+TYPED_OPTIONS = frozenset({"vers", "nfsvers", "minorversion", "proto", "tcp", "udp", "rdma", "nconnect", "rsize",
+                           "wsize", "hard", "soft", "softerr", "timeo", "retrans", "fsc", "nofsc"})
+# Linux mount options (mount(8), nfs(5), systemd.mount(5)) an nfs_mounts entry may add in extra_options.
+KNOWN_FLAGS = frozenset({
+    "noatime", "nodiratime", "relatime", "strictatime", "atime", "diratime", "lazytime", "ro", "rw", "nosuid",
+    "suid", "nodev", "dev", "noexec", "exec", "_netdev", "nofail", "auto", "noauto", "user", "nouser", "sync",
+    "async", "ac", "noac", "cto", "nocto", "lock", "nolock", "intr", "nointr", "sharecache", "nosharecache",
+    "resvport", "noresvport", "rdirplus", "nordirplus", "acl", "noacl", "x-systemd.automount", "bg", "fg"})
+KNOWN_KEYED = frozenset({
+    "sec", "actimeo", "acregmin", "acregmax", "acdirmin", "acdirmax", "lookupcache", "local_lock", "port",
+    "mountport", "mountproto", "mounthost", "mountvers", "namlen", "clientaddr", "max_connect", "xprtsec", "retry",
+    "x-systemd.requires", "x-systemd.after", "x-systemd.before", "x-systemd.wants", "x-systemd.mount-timeout",
+    "x-systemd.idle-timeout", "x-systemd.device-timeout", "x-systemd.requires-mounts-for"})
+
+
+def extra_option_problem(option: Any) -> tuple[str, str] | None:
+    """(problem, fix) for an extra_options entry the Linux NFS client or this bundle would not accept."""
+    if not isinstance(option, str) or not option.strip():
+        return "must be a non-empty string", "remove it"
+    if any(c in option for c in " \t,#"):
+        return "must be one option (no spaces, commas or #)", "give each option its own list entry"
+    key, has_value, _ = option.partition("=")
+    if key == "soft":
+        return "soft mounts return I/O errors to applications when the server is slow", "remove it (hard: true)"
+    if key in TYPED_OPTIONS:
+        return f"'{key}' is a typed field of the mount entry", f"remove it and set {key} in the entry itself"
+    if (has_value and key in KNOWN_KEYED) or (not has_value and option in KNOWN_FLAGS):
+        return None
+    return (f"unknown NFS mount option '{key}'",
+            "remove it or use a Linux NFS mount option of nfs(5) (e.g. noatime, nodiratime, _netdev, nofail, "
+            "actimeo=N, lookupcache=MODE, sec=FLAVOR)")
+
+
+def rule_nfs_mounts(site: Site) -> list[Problem]:
+    """Each DGX mount names an export, has its purpose, a power-of-two I/O size, `hard` for training data,
+    only known extra options, and its own mount point; nconnect needs a kernel >= 5.3."""
+    out: list[Problem] = []
+    entries, _ = exports(site)
+    by_path = {e.get("path"): e for _, e in entries}
+    for host in site.hosts("dgx"):
+        label = site.label(host, "nfs_mounts")
+        points: dict[Any, int] = {}
+        nconnect = False
+        for pos, mount in mounts(site, host):
+            var = f"nfs_mounts[{pos}]"
+            export = by_path.get(mount.get("export"))
+            if export is None and isinstance(mount.get("export"), str):
+                out.append(Problem(label, f"{var}.export", mount["export"], "is not an export of powerscale_exports",
+                                   f"mount one of: {', '.join(map(str, by_path)) or '(none)'}, or add the export"))
+            purpose = mount.get("purpose")
+            if export is not None and purpose in ("training", "scratch", "general") and purpose != export.get("purpose"):
+                out.append(Problem(label, f"{var}.purpose", purpose,
+                                   f"differs from the export's purpose {export.get('purpose')}",
+                                   f"set purpose: {export.get('purpose')}"))
+            training = "training" in (purpose, as_dict(export).get("purpose"))
+            if training and mount.get("hard") is False:
+                out.append(Problem(label, f"{var}.hard", False,
+                                   "training data must be hard-mounted: a soft mount returns EIO to the training job "
+                                   "when PowerScale is slow or fails over", "set hard: true"))
+            for key in ("rsize", "wsize"):
+                size = mount.get(key)
+                if is_int(size) and 4096 <= size <= 1048576 and size & (size - 1):
+                    out.append(Problem(label, f"{var}.{key}", size, "is not a power of two",
+                                       "use 1048576 (1 MiB, the Linux and OneFS maximum) or another power of two"))
+            for opt_pos, option in enumerate(as_list(mount.get("extra_options"))):
+                bad = extra_option_problem(option)
+                if bad:
+                    out.append(Problem(label, f"{var}.extra_options[{opt_pos}]", option, *bad))
+            point = mount.get("mount_point")
+            if isinstance(point, str) and point in points:
+                out.append(Problem(label, f"{var}.mount_point", point,
+                                   f"nfs_mounts[{points[point]}] mounts there too", "give each mount its own directory"))
+            elif isinstance(point, str):
+                points[point] = pos
+            nconnect = nconnect or (is_int(mount.get("nconnect")) and mount["nconnect"] > 1)
+        kernel = version_tuple(site.var(host, "dgx_min_kernel"))
+        if nconnect and kernel is not None and kernel < (5, 3):
+            out.append(Problem(site.label(host, "dgx_min_kernel"), "dgx_min_kernel", site.var(host, "dgx_min_kernel"),
+                               "nfs_mounts use nconnect > 1, which needs Linux >= 5.3",
+                               'set dgx_min_kernel: "5.3" (or nconnect: 1)'))
+    return _dedupe(out)
+
+
+def rule_validation_mounts(site: Site) -> list[Problem]:
+    """The validation stage's scratch and training directories are NFS mounts of every DGX; scratch is writable."""
+    out: list[Problem] = []
+    entries, label = exports(site)
+    by_path = {e.get("path"): (pos, e) for pos, e in entries}
+    for host in site.hosts("dgx"):
+        points = {m.get("mount_point"): m for _, m in mounts(site, host)}
+        for var in ("validation_scratch_mount", "validation_training_mount"):
+            point = site.var(host, var)
+            if isinstance(point, str) and point not in points:
+                out.append(Problem(site.label(host, var), var, point, f"is not a mount point of {host}'s nfs_mounts",
+                                   f"use one of: {', '.join(map(str, points)) or '(no mount)'}"))
+        scratch = points.get(site.var(host, "validation_scratch_mount"))
+        if scratch is not None and scratch.get("export") in by_path:
+            pos, export = by_path[scratch["export"]]
+            if export.get("read_only") is True:
+                out.append(Problem(label, f"powerscale_exports[{pos}].read_only", True,
+                                   "is the validation scratch export: fio and DDP write their files there",
+                                   "set read_only: false, or point validation_scratch_mount at a writable mount"))
+    return _dedupe(out)
+
+
+# ---------------------------------------------------------------------------------------------- DGX -> PowerScale
+
+
+def rule_server_mapping(site: Site) -> list[Problem]:
+    """Each DGX mounts from an existing PowerScale node + NIC (static map) or a SmartConnect zone."""
+    out: list[Problem] = []
+    dgx = site.hosts("dgx")
+    nodes = {h: {n.get("name"): n for _, n in nics(site, h)} for h in site.hosts("powerscale")}
+    smart, smart_label = site.cluster("powerscale_smartconnect", "powerscale")
+    clag_on = as_dict(site.cluster("storage_fabric_clag", "sn3700v")[0]).get("enabled") is True
+    for host in dgx:
+        mode = site.var(host, "nfs_server_mode")
+        if mode == "smartconnect":
+            if as_dict(smart).get("enabled") is not True:
+                out.append(Problem(site.label(host, "nfs_server_mode"), "nfs_server_mode", mode,
+                                   "needs powerscale_smartconnect.enabled: true",
+                                   "enable SmartConnect, or use nfs_server_mode: static"))
+            zone = as_dict(smart).get("zone")
+            if not (isinstance(zone, str) and "." in zone and is_hostname(zone)):
+                out.append(Problem(smart_label, "powerscale_smartconnect.zone", zone,
+                                   "nfs_server_mode smartconnect mounts <zone>:<export>; this is not a DNS name",
+                                   "set the SmartConnect zone name, e.g. dl.storage.example.com"))
+        elif mode == "round_robin" and not any(nodes.values()):
+            out.append(Problem(site.label(host, "nfs_server_mode"), "nfs_server_mode", mode,
+                               "no PowerScale storage NIC to spread the DGX nodes over",
+                               "declare storage_nics on the powerscale hosts"))
+        elif mode == "static":
+            smap = site.var(host, "nfs_server_map")
+            label = site.label(host, "nfs_server_map")
+            entry = as_dict(smap).get(host) if isinstance(smap, Mapping) else None
+            if not isinstance(entry, Mapping):
+                out.append(Problem(label, "nfs_server_map", f"{host}: (not set)",
+                                   f"has no entry for {host} (nfs_server_mode static)",
+                                   f"add {host}: {{node: <powerscale host>, nic: <its storage NIC name>}}"))
+                continue
+            node, nic = entry.get("node"), entry.get("nic")
+            if node not in nodes:
+                out.append(Problem(label, f"nfs_server_map.{host}.node", node,
+                                   "is not a PowerScale host of the inventory (group powerscale)",
+                                   f"use one of: {', '.join(nodes) or '(none)'}"))
+            elif nic not in nodes[node]:
+                out.append(Problem(label, f"nfs_server_map.{host}.nic", nic, f"is not a storage NIC of {node}",
+                                   f"use one of: {', '.join(map(str, nodes[node]))}"))
+            elif clag_on:
+                theirs = nodes[node][nic].get("switch")
+                mine = {n.get("switch") for _, n in nics(site, host)}
+                if theirs not in mine:
+                    out.append(Problem(label, f"nfs_server_map.{host}.nic", nic,
+                                       f"{node} {nic} is on {theirs}, {host} on {', '.join(map(str, mine))}: "
+                                       "storage traffic crosses the CLAG peerlink",
+                                       "map the DGX to a PowerScale NIC on its own switch", WARNING))
+    smap, label = site.cluster("nfs_server_map", "dgx")
+    if isinstance(smap, Mapping) and any(site.var(h, "nfs_server_mode") == "static" for h in dgx):
+        for key in smap:
+            if key not in dgx:
+                out.append(Problem(label, f"nfs_server_map.{key}", smap[key],
+                                   "is not a DGX host of the inventory: the entry is unused",
+                                   f"remove it, or correct the name (DGX hosts: {', '.join(dgx)})", WARNING))
+    return _dedupe(out)
+
+
+def rule_smartconnect(site: Site) -> list[Problem]:
+    """When SmartConnect is on: its addresses live in the storage subnet, ranges are well formed, its
+    interfaces exist, PowerScale pool NICs hold range addresses and no DGX address falls in a range."""
+    out: list[Problem] = []
+    smart, label = site.cluster("powerscale_smartconnect", "powerscale")
+    smart = as_dict(smart)
+    if smart.get("enabled") is not True:
+        return out
+    subnet = network(site.cluster("storage_subnet", "sn3700v")[0])
+    service = address(smart.get("service_address"))
+    if service is not None and subnet is not None and service not in subnet:
+        out.append(Problem(label, "powerscale_smartconnect.service_address", str(service),
+                           f"is outside storage_subnet {subnet}", f"use an address in {subnet}"))
+    ranges = []
+    for pos, rng in enumerate(as_list(smart.get("ip_ranges"))):
+        low, high = address(as_dict(rng).get("low")), address(as_dict(rng).get("high"))
+        if low is None or high is None:
+            continue
+        var = f"powerscale_smartconnect.ip_ranges[{pos}]"
+        if low > high:
+            out.append(Problem(label, var, rng, "low is above high", "swap low and high"))
+            continue
+        if subnet is not None and (low not in subnet or high not in subnet):
+            out.append(Problem(label, var, rng, f"is outside storage_subnet {subnet}", f"use addresses in {subnet}"))
+        for other_pos, (olow, ohigh) in ranges:
+            if low <= ohigh and olow <= high:
+                out.append(Problem(label, var, rng, f"overlaps powerscale_smartconnect.ip_ranges[{other_pos}]",
+                                   "make the ranges disjoint"))
+        ranges.append((pos, (low, high)))
+        if service is not None and low <= service <= high:
+            out.append(Problem(label, "powerscale_smartconnect.service_address", str(service),
+                               f"lies inside {var}: OneFS would hand it to a node", "use an address outside the ranges"))
+    names = {n.get("name") for h in site.hosts("powerscale") for _, n in nics(site, h)}
+    pool_ifaces = as_list(smart.get("interfaces"))
+    for pos, name in enumerate(pool_ifaces):
+        if name not in names:
+            out.append(Problem(label, f"powerscale_smartconnect.interfaces[{pos}]", name,
+                               "is not a storage NIC name of any powerscale host",
+                               f"use one of: {', '.join(sorted(map(str, names)))}"))
+
+    def in_ranges(ip: Any) -> bool:
+        return any(low <= ip <= high for _, (low, high) in ranges)
+
+    for host in site.hosts("powerscale"):
+        for pos, nic in nics(site, host):
+            iface = interface(nic.get("address"))
+            if iface is not None and ranges and nic.get("name") in pool_ifaces and not in_ranges(iface.ip):
+                out.append(Problem(host, f"storage_nics[{pos}].address", nic["address"],
+                                   "is on a SmartConnect pool interface but outside powerscale_smartconnect.ip_ranges",
+                                   "widen the pool's ip_ranges or correct the address"))
+    for host in site.hosts("dgx"):
+        for pos, nic in nics(site, host):
+            iface = interface(nic.get("address"))
+            if iface is None:
+                continue
+            if ranges and in_ranges(iface.ip):
+                out.append(Problem(host, f"storage_nics[{pos}].address", nic["address"],
+                                   "lies inside the SmartConnect pool ip_ranges: OneFS may give it to a node",
+                                   "use an address outside powerscale_smartconnect.ip_ranges"))
+            elif service is not None and iface.ip == service:
+                out.append(Problem(host, f"storage_nics[{pos}].address", nic["address"],
+                                   "is the SmartConnect service address", "use another address"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- acceptance, NGC
+
+
+def rule_acceptance(site: Site) -> list[Problem]:
+    """Every enabled validation stage has a threshold; every threshold has a known stage, a bound, a unique
+    metric, and (when derived from HCAs) a node model with HCAs."""
+    out: list[Problem] = []
+    stages, stages_label = site.cluster("validation_stages", "dgx")
+    thresholds, label = site.cluster("acceptance_thresholds", "dgx")
+    stages = as_dict(stages)
+    items = [(pos, t) for pos, t in enumerate(as_list(thresholds)) if isinstance(t, Mapping)]
+    covered = {t.get("stage") for _, t in items}
+    for stage, conf in stages.items():
+        if as_dict(conf).get("enabled") is True and stage not in covered:
+            out.append(Problem(stages_label, f"validation_stages.{stage}", conf,
+                               "is enabled but acceptance_thresholds has no threshold for it: its verdict could not "
+                               "fail", f"add a threshold with stage: {stage}, or set enabled: false"))
+    metrics: dict[Any, int] = {}
+    has_hcas = any(is_int(as_dict(dgx_model(site, h)).get("hcas")) and dgx_model(site, h)["hcas"] > 0
+                   for h in site.hosts("dgx"))
+    for pos, item in items:
+        var = f"acceptance_thresholds[{pos}]"
+        if isinstance(item.get("stage"), str) and stages and item["stage"] not in stages:
+            out.append(Problem(label, f"{var}.stage", item["stage"], "is not a stage of validation_stages",
+                               f"use one of: {', '.join(stages)}"))
+        if "floor" not in item and "ceiling" not in item:
+            out.append(Problem(label, var, item.get("metric"), "has neither floor nor ceiling: it cannot fail",
+                               "give a floor (absolute) and/or a ceiling (derived from the topology)"))
+        metric = item.get("metric")
+        if metric in metrics:
+            out.append(Problem(label, f"{var}.metric", metric, f"also defined by acceptance_thresholds[{metrics[metric]}]",
+                               "keep one threshold per metric"))
+        elif metric is not None:
+            metrics[metric] = pos
+        ceiling = as_dict(item.get("ceiling"))
+        if ceiling.get("derive") == "hcas_x_link_rate" and site.hosts("dgx") and not has_hcas:
+            out.append(Problem(label, f"{var}.ceiling.derive", "hcas_x_link_rate",
+                               "the DGX node model has no HCAs to derive a ceiling from",
+                               "use a floor instead, or correct dgx_model"))
+    return out
+
+
+def rule_ngc(site: Site) -> list[Problem]:
+    """NGC images pinned by a release tag (`latest` is no pin); a missing digest is a warning; mirror mode names
+    its registry."""
+    out: list[Problem] = []
+    for var in ("ngc_images", "ngc_optional_images"):
+        images, label = site.cluster(var, "dgx")
+        for pos, image in enumerate(as_list(images)):
+            if not isinstance(image, Mapping):
+                continue
+            ref = f"{image.get('name')}:{image.get('tag')}"
+            if image.get("tag") == "latest":
+                out.append(Problem(label, f"{var}[{pos}].tag", "latest",
+                                   "is not a pin: validation would run whatever was pushed last",
+                                   "pin a release tag, e.g. 24.05-py3"))
+            elif isinstance(image.get("tag"), str) and image.get("digest", "") == "":
+                out.append(Problem(label, f"{var}[{pos}].digest", "",
+                                   f"{ref} is pinned by tag only; a re-pushed tag would change it unnoticed",
+                                   f"add digest: sha256:... (docker buildx imagetools inspect {ref})", WARNING))
+    mirror, label = site.cluster("ngc_mirror", "dgx")
+    mirror = as_dict(mirror)
+    if mirror.get("enabled") is True:
+        registry = mirror.get("registry")
+        host_part = registry.rsplit(":", 1)[0] if isinstance(registry, str) and not is_ip(registry) else registry
+        if not (isinstance(registry, str) and registry and (is_ip(host_part) or is_hostname(host_part))):
+            out.append(Problem(label, "ngc_mirror.registry", registry, "mirror mode needs the site registry",
+                               "set ngc_mirror.registry to HOST[:PORT] of the site registry"))
+    return out
+
+
+def rule_tls(site: Site) -> list[Problem]:
+    """TLS verification turned off is a warning that names the variable."""
+    out: list[Problem] = []
+    checks = (
+        ("powerscale_validate_certs", "powerscale", "the OneFS Platform API", None),
+        ("qm8700_validate_certs", "qm8700", "the MLNX-OS JSON API", ("qm8700_transport", "json")),
+        ("storage_fabric_validate_certs", "sn3700v", "the NVUE REST API", ("storage_fabric_method", "nvue")),
+    )
+    for var, group, what, when in checks:
+        for host in site.hosts(group):
+            if when is not None and site.var(host, when[0]) != when[1]:
+                continue
+            if site.var(host, var) is False:
+                out.append(Problem(site.label(host, var), var, False,
+                                   f"TLS verification of {what} is off: anyone on the path can read the password",
+                                   f"set {var}: true and give the CA bundle of the device's certificate", WARNING))
+    return _dedupe(out)
+
+
+def rule_secrets(site: Site) -> list[Problem]:
+    """Secrets never in clear text in the inventory; with targets reachable, every needed secret resolves to a
+    non-empty value. The value column never shows a secret."""
+    out: list[Problem] = []
+    spec = {s.name: s for s in SECRETS}
+    mirror_on = as_dict(site.cluster("ngc_mirror", "dgx")[0]).get("enabled") is True
+    for state in site.secrets:
+        secret = spec.get(state.name)
+        if secret is None:
+            continue
+        needed = state.name != "ngc_mirror_password" or mirror_on
+        where = (f"set {secret.vault} in the vault (ansible-vault edit inventories/<site>/group_vars/all/vault.yml) "
+                 f"or export {secret.env}")
+        if state.state == "clear_text":
+            out.append(Problem(state.host, state.name, SECRET_SHOWN, "is written in clear text in the inventory",
+                               f"remove it there and {where}; secrets.yml reads it from the vault or {secret.env}"))
+        elif state.state == "empty" and needed and not site.offline:
+            out.append(Problem(state.host, state.name, SECRET_SHOWN, "resolves empty", where))
+        elif state.state == "error" and needed and not site.offline:
+            out.append(Problem(state.host, state.name, SECRET_SHOWN, f"cannot be resolved: {state.detail}", where))
+    return _dedupe(out)
+
+
+# ---------------------------------------------------------------------------------------------- driver
+
+RULES: tuple[Callable[[Site], list[Problem]], ...] = (
+    rule_schema, rule_mtu, rule_storage_addresses, rule_ipoib_addresses, rule_switch_cabling, rule_port_speed,
+    rule_vlans, rule_clag, rule_subnet_manager, rule_hca_ports, rule_node_model, rule_sizing, rule_exports,
+    rule_export_clients, rule_nfs_mounts, rule_validation_mounts, rule_server_mapping, rule_smartconnect,
+    rule_acceptance, rule_ngc, rule_tls, rule_secrets,
+)
+
+
+def _dedupe(problems: Iterable[Problem]) -> list[Problem]:
+    seen: set[tuple[str, str, str, str, str]] = set()
+    out = []
+    for p in problems:
+        key = (p.host, p.variable, show(p.value), p.problem, p.severity)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def collapse(problems: list[Problem], groups: Mapping[str, list[str]]) -> list[Problem]:
+    """Rows that are the same for every host of a group become one row for the group."""
+    out: list[Problem] = []
+    by_key: dict[tuple[str, str, str, str, str], list[Problem]] = {}
+    for p in _dedupe(problems):
+        by_key.setdefault((p.variable, show(p.value), p.problem, p.fix, p.severity), []).append(p)
+    for rows in by_key.values():
+        hosts = {r.host for r in rows}
+        for group in GROUPS:
+            members = set(groups.get(group, []))
+            if len(members) > 1 and members <= hosts:
+                rows = [r for r in rows if r.host not in members] + [
+                    Problem(group, *[getattr(rows[0], f) for f in ("variable", "value", "problem", "fix", "severity")])]
+                hosts = {r.host for r in rows}
+        out += rows
+    return out
+
+
+def evaluate(site: Site) -> list[Problem]:
+    """Every problem of the site, errors first, in rule order."""
+    problems: list[Problem] = []
+    for rule in RULES:
+        problems += rule(site)
+    problems = collapse(problems, site.groups)
+    return sorted(problems, key=lambda p: p.severity != ERROR)
+
+
+def render_table(rows: list[Mapping[str, Any]], title: str = "preflight") -> str:
+    """The one table: host | variable | value | problem | fix. Problems carry their severity as a prefix."""
+    errors = sum(1 for r in rows if r.get("severity") == ERROR)
+    warnings = len(rows) - errors
+    head = f"{title}: {errors} error(s), {warnings} warning(s)"
+    if not rows:
+        return head + " - every rule passed"
+    cols = ("host", "variable", "value", "problem", "fix")
+    cells = [[str(r.get("host", "")), str(r.get("variable", "")), str(r.get("value", "")),
+              f"{'ERROR' if r.get('severity') == ERROR else 'WARNING'}: {r.get('problem', '')}", str(r.get("fix", ""))]
+             for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols[:-1])]
+
+    def line(values: list[str]) -> str:
+        return " | ".join([v.ljust(w) for v, w in zip(values[:-1], widths, strict=True)] + [values[-1]])
+
+    sep = "-+-".join("-" * w for w in widths) + "-+-" + "-" * 20
+    return "\n".join([head, line(list(cols)), sep, *(line(c) for c in cells)])

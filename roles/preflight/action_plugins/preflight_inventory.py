@@ -1,0 +1,147 @@
+"""Action plugin: validate the whole inventory on the controller, before anything touches a target.
+
+Runs on localhost. Reads, through `hostvars`, every variable the stages consume for every host of the groups
+dgx, powerscale, sn3700v and qm8700 plus the group-level (`all`) view, resolves each one on its own (a broken
+template becomes a row of the table, not a crash), checks where each secret comes from without ever
+returning its value, and evaluates module_utils/preflight_rules.py. Returns the rows and the rendered table;
+it never fails by itself: the role prints the table and then fails on errors.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import ansible.module_utils
+from ansible import constants as C
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+
+
+def load_module_utils(name: str) -> ModuleType:
+    """Import ansible.module_utils.<name> from the project's module_utils/ on the controller.
+
+    Ansible ships module_utils/ to targets with a module, but a controller-side plugin outside a collection
+    cannot import it by itself; so extend the package path with the configured module_utils paths
+    (ansible.cfg), as tests/conftest.py does for the tests."""
+    configured = C.config.get_config_value("DEFAULT_MODULE_UTILS_PATH") or []
+    for path in [*configured, str(Path(__file__).resolve().parents[3] / "module_utils")]:
+        if Path(path, f"{name}.py").is_file() and path not in ansible.module_utils.__path__:
+            ansible.module_utils.__path__.append(path)
+    return importlib.import_module(f"ansible.module_utils.{name}")
+
+
+def plain(value: Any) -> Any:
+    """Ansible's tagged/lazy containers as plain JSON-able Python data."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [plain(v) for v in value]
+    return str(value)
+
+
+def reason(exc: Exception) -> str:
+    """The first line of an error, short enough for the table."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def is_clear_text(raw: Any) -> bool:
+    """A secret written as a literal string (not a template, not a vault-encrypted value)."""
+    if type(raw).__name__ == "EncryptedString" or not isinstance(raw, str):
+        return False
+    return bool(raw.strip()) and "{{" not in raw and "{%" not in raw
+
+
+def collect_site(hostvars: Any, groups: Mapping[str, Any], offline: bool, settings: Any = None) -> Any:
+    """The rules' view of the inventory: every consumed variable of every host of the four groups, resolved one
+    by one, the group-level view (`all`, as the implicit localhost sees it) and the state of each secret."""
+    rules = load_module_utils("preflight_rules")
+    schema = load_module_utils("preflight_schema")
+    members = {g: list(groups.get(g, [])) for g in rules.GROUPS}
+    names = [n for n in schema.VARIABLE_NAMES if n not in rules.SECRET_NAMES] + ["ansible_host"]
+    site = rules.Site(groups=members, hostvars={}, allvars={}, offline=offline,
+                      settings=settings or rules.Settings())
+    hosts = sorted({h for group in members.values() for h in group})
+    for host in ["localhost", *hosts]:
+        view = hostvars[host]
+        values: dict[str, Any] = {}
+        for name in names:
+            if name not in view:
+                continue
+            try:
+                values[name] = plain(view[name])
+            except AnsibleError as exc:
+                # The group-level view is only a label for the table ("all"): a variable that needs
+                # inventory host context (e.g. inventory_dir) is judged on the hosts that consume it.
+                if host != "localhost":
+                    site.unresolved.setdefault(host, {})[name] = reason(exc)
+        if host == "localhost":
+            site.allvars = values
+        else:
+            site.hostvars[host] = values
+    site.secrets = secret_states(rules, hostvars, members, offline)
+    return site
+
+
+def secret_states(rules: ModuleType, hostvars: Any, groups: Mapping[str, list[str]], offline: bool) -> list[Any]:
+    """Where each secret stands, per consuming group. Values are looked at, never kept or returned."""
+    states = []
+    raw_all = hostvars.raw_get("localhost")
+    for secret in rules.SECRETS:
+        consumers = groups.get(secret.group) or ["localhost"]
+        for host in ["localhost", *consumers]:
+            raw = raw_all.get(secret.name) if host == "localhost" else hostvars.raw_get(host).get(secret.name)
+            if is_clear_text(raw):
+                label = "all" if host == "localhost" or raw == raw_all.get(secret.name) else host
+                states.append(rules.SecretState(secret.name, "clear_text", label))
+        if offline:
+            continue
+        host = consumers[0]
+        try:
+            value = hostvars[host].get(secret.name)
+        except AnsibleError as exc:
+            # The message names the lookup that failed (file, env), never the value.
+            states.append(rules.SecretState(secret.name, "error", "all", reason(exc)))
+            continue
+        empty = value is None or not str(value).strip()
+        states.append(rules.SecretState(secret.name, "empty" if empty else "ok", "all"))
+        del value
+    return states
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("offline", "settings"))
+    _requires_connection = False
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
+        rules = load_module_utils("preflight_rules")
+        offline = bool(self._task.args.get("offline", True))
+        settings = rules.Settings(**{k: int(v) for k, v in dict(self._task.args.get("settings") or {}).items()})
+        site = collect_site(task_vars["hostvars"], task_vars["groups"], offline, settings)
+        rows = [p.as_dict() for p in rules.evaluate(site)]
+        errors = sum(1 for r in rows if r["severity"] == rules.ERROR)
+        result.update(
+            changed=False,
+            rows=rows,
+            error_count=errors,
+            warning_count=len(rows) - errors,
+            table=rules.render_table(rows, "preflight (inventory)"),
+            hosts=len(site.hostvars),
+            rules=len(rules.RULES),
+        )
+        return result
