@@ -75,6 +75,7 @@ class OneFSSimulator:
         self.cluster = cluster or Cluster()
         self.sessions: dict[str, Session] = {}
         self.faults: list[Fault] = []
+        self.expiry_triggers: list[Fault] = []
         self.requests: list[RequestRecord] = []
         self.lock = threading.RLock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -97,6 +98,11 @@ class OneFSSimulator:
         """Drop every session, as a cluster does after its idle timeout or a restart."""
         with self.lock:
             self.sessions.clear()
+
+    def expire_sessions_at(self, path_prefix: str, method: str | None = None) -> None:
+        """Drop every session when the next matching request arrives (a session that expires mid-run)."""
+        with self.lock:
+            self.expiry_triggers.append(Fault(status=401, count=1, method=method, path_prefix=path_prefix))
 
     def mutating_requests(self) -> list[RequestRecord]:
         with self.lock:
@@ -253,6 +259,10 @@ class PapiHandler(BaseHTTPRequestHandler):
                         if fault.count <= 0:
                             sim.faults.remove(fault)
                     raise PapiError(fault.status, "AEC_SYSTEM_INTERNAL_ERROR", fault.message)
+                trigger = next((t for t in sim.expiry_triggers if t.matches(method, path)), None)
+                if trigger is not None:
+                    sim.expiry_triggers.remove(trigger)
+                    sim.sessions.clear()
                 body = self._body() if method in ("POST", "PUT") else None
                 if path.rstrip("/") == "/session/1/session" and method == "POST":
                     token, session = sim.login(body)
