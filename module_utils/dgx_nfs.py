@@ -202,7 +202,7 @@ def validate_mount(entry: Any, index: int, export_purposes: dict[str, str] | Non
                                 f"one of {', '.join(NFS_VERSIONS)} (quoted string)"))
     proto = entry.get("proto")
     if "proto" in entry and proto not in PROTOCOLS:
-        problems.append(Problem(f"{var}.proto", proto, "unsupported transport", "tcp or rdma"))
+        problems.append(Problem(f"{var}.proto", proto, "unsupported transport: tcp or rdma", "proto: tcp (or rdma with NFSoRDMA)"))
     nconnect = _as_int(entry.get("nconnect"))
     if "nconnect" in entry and (nconnect is None or not 1 <= nconnect <= 16):
         problems.append(Problem(f"{var}.nconnect", entry.get("nconnect"), "must be an integer 1..16",
@@ -269,8 +269,14 @@ def nic_address(nic: dict[str, Any]) -> str:
 
 
 def powerscale_addresses(nodes: Sequence[tuple[str, Sequence[dict[str, Any]]]]) -> list[tuple[str, str, str]]:
-    """(node, nic, address) of every PowerScale storage NIC, in inventory order (nodes, then their NICs)."""
-    return [(node, str(nic.get("name", "")), nic_address(nic)) for node, nics in nodes for nic in nics]
+    """(node, nic, address) of every PowerScale storage NIC with an address, spread over the nodes first.
+
+    Inventory order, interleaved by NIC position: the first NIC of every node, then the second NIC of every
+    node, ... so that consecutive DGX nodes land on different PowerScale nodes before any node serves two.
+    """
+    width = max((len(nics) for _node, nics in nodes), default=0)
+    return [(node, str(nics[i].get("name", "")), nic_address(nics[i]))
+            for i in range(width) for node, nics in nodes if i < len(nics) and nic_address(nics[i])]
 
 
 def select_server(
@@ -306,7 +312,7 @@ def select_server(
         return None, [Problem(f"nfs_server_map.{host}.nic", nic_name, f"is not a storage NIC of {node_name}",
                               "use one of: " + ", ".join(names))]
     if mode == "round_robin":
-        addresses = [a for a in powerscale_addresses(nodes) if a[2]]
+        addresses = powerscale_addresses(nodes)
         if not addresses:
             return None, [Problem("nfs_server_mode", mode, "no PowerScale storage NIC address in the inventory",
                                   "give the powerscale hosts storage_nics with addresses")]

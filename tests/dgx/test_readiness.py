@@ -1,0 +1,175 @@
+"""roles/dgx_host readiness: nvidia-smi/ibstat parsing and the checks as data (8 expected, 7 found = FAIL)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ansible.module_utils.dgx_readiness import (
+    FAIL,
+    NOT_APPLICABLE,
+    PASS,
+    DgxFacts,
+    Expectations,
+    ToolResult,
+    evaluate,
+    failures,
+    parse_ibstat,
+    parse_nvidia_smi,
+)
+from dgx_testlib import ROOT, dgx_hosts, fixture_text, load_group_vars
+
+PROD = load_group_vars("production", "dgx")
+LAB = load_group_vars("lab", "dgx")
+PROD_NICS = dgx_hosts("production")["dgx01"]["storage_nics"]
+LAB_NICS = dgx_hosts("lab")["dgx01"]["storage_nics"]
+
+
+def prod_expectations() -> Expectations:
+    return Expectations.from_inventory(PROD["dgx_models"]["dgx-a100"], PROD["dgx_nvidia_driver_version"],
+                                       PROD_NICS, PROD["dgx_sysctl"])
+
+
+def healthy_dgx(gpus: str = "nvidia-smi-8.csv", ibstat: str = "ibstat-8-active.txt") -> DgxFacts:
+    return DgxFacts(
+        gpus=parse_nvidia_smi(fixture_text(gpus)), gpu_probe=ToolResult(present=True),
+        hcas=parse_ibstat(fixture_text(ibstat)), hca_probe=ToolResult(present=True),
+        fabricmanager="active", modules=["mlx5_core", "nvidia", "nvidia_peermem"],
+        nic_mtu={"enp225s0f0": 9000},
+        # /proc/sys prints tcp_rmem with tabs: the comparison normalizes whitespace.
+        sysctl={k: "\t".join(str(v).split()) for k, v in PROD["dgx_sysctl"].items()},
+    )
+
+
+def by_name(checks):
+    return {c.name: c for c in checks}
+
+
+def test_parse_nvidia_smi_and_ibstat():
+    gpus = parse_nvidia_smi(fixture_text("nvidia-smi-8.csv"))
+    assert len(gpus) == 8 and gpus[7].pci_bus_id == "00000000:BD:00.0" and gpus[0].driver_version == "450.51.06"
+    hcas = parse_ibstat(fixture_text("ibstat-8-active.txt"))
+    assert [h.name for h in hcas] == [f"mlx5_{i}" for i in range(8)]
+    assert hcas[0].ports[0].state == "Active" and hcas[0].ports[0].rate_gbps == 200 and hcas[0].ca_type == "MT4123"
+
+
+@pytest.mark.parametrize("text", ["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+                                  "0, A100, 450.51.06"])
+def test_unparsable_nvidia_smi_raises(text):
+    with pytest.raises(ValueError, match="nvidia-smi line 1"):
+        parse_nvidia_smi(text)
+
+
+def test_unparsable_ibstat_raises():
+    with pytest.raises(ValueError, match="no CA block"):
+        parse_ibstat("ibpanic: [12] could not open umad")
+
+
+def test_healthy_production_dgx_passes_every_check():
+    checks = evaluate(healthy_dgx(), prod_expectations())
+    assert failures(checks) == []
+    assert {c.status for c in checks} == {PASS}
+    assert {"gpu_count", "gpu_model", "driver_version", "nvidia_fabricmanager", "nvidia_peermem", "hca_count",
+            "hca_state", "hca_rate", "mtu:enp225s0f0", "sysctl:net.ipv4.tcp_rmem"} <= set(by_name(checks))
+
+
+def test_seven_gpus_of_eight_is_a_failure_not_a_skip():
+    checks = by_name(evaluate(healthy_dgx(gpus="nvidia-smi-7.csv"), prod_expectations()))
+    assert checks["gpu_count"].status == FAIL
+    assert (checks["gpu_count"].expected, checks["gpu_count"].actual) == (8, 7)
+    assert "missing GPU is a failure" in checks["gpu_count"].detail
+
+
+def test_no_nvidia_smi_on_a_dgx_fails_every_gpu_check():
+    facts = healthy_dgx()
+    facts.gpus, facts.gpu_probe = [], ToolResult(present=False)
+    checks = by_name(evaluate(facts, prod_expectations()))
+    assert [checks[n].status for n in ("gpu_count", "gpu_model", "driver_version")] == [FAIL, FAIL, FAIL]
+
+
+def test_nvidia_smi_error_fails_closed():
+    facts = healthy_dgx()
+    facts.gpus, facts.gpu_probe = [], ToolResult(present=True, error="rc 9: NVIDIA-SMI has failed")
+    checks = by_name(evaluate(facts, prod_expectations()))
+    assert checks["gpu_count"].status == FAIL and "NVIDIA-SMI has failed" in checks["gpu_count"].detail
+
+
+def test_wrong_driver_model_and_stopped_fabricmanager_fail():
+    facts = healthy_dgx()
+    facts.gpus[3].driver_version = "470.57.02"
+    facts.gpus[5].name = "NVIDIA A100-PCIE-40GB"
+    facts.fabricmanager = "inactive"
+    failed = {c.name for c in failures(evaluate(facts, prod_expectations()))}
+    assert failed == {"driver_version", "gpu_model", "nvidia_fabricmanager"}
+
+
+def test_old_nv_peer_mem_is_refused():
+    facts = healthy_dgx()
+    facts.modules = ["nv_peer_mem", "nvidia"]
+    check = by_name(evaluate(facts, prod_expectations()))["nvidia_peermem"]
+    assert check.status == FAIL and check.actual == ["nv_peer_mem"]
+
+
+def test_down_hca_and_slow_rate_fail():
+    checks = by_name(evaluate(healthy_dgx(ibstat="ibstat-one-down.txt"), prod_expectations()))
+    assert checks["hca_count"].status == PASS
+    assert checks["hca_state"].status == FAIL and checks["hca_state"].actual == ["mlx5_3/1:Down"]
+    assert checks["hca_rate"].status == FAIL and checks["hca_rate"].actual == ["mlx5_3/1:10"]
+
+
+def test_mtu_and_sysctl_mismatches_fail():
+    facts = healthy_dgx()
+    facts.nic_mtu = {"enp225s0f0": 1500}
+    facts.sysctl["net.core.rmem_max"] = "212992"
+    facts.sysctl["sunrpc.tcp_slot_table_entries"] = None
+    failed = by_name(failures(evaluate(facts, prod_expectations())))
+    assert set(failed) == {"mtu:enp225s0f0", "sysctl:net.core.rmem_max", "sysctl:sunrpc.tcp_slot_table_entries"}
+    assert "not found" in failed["sysctl:sunrpc.tcp_slot_table_entries"].detail
+
+
+def test_lab_vm_expects_zero_gpus_and_says_why_the_rest_is_not_applicable():
+    want = Expectations.from_inventory(LAB["dgx_models"]["lab-vm"], LAB["dgx_nvidia_driver_version"], LAB_NICS,
+                                       LAB["dgx_sysctl"])
+    facts = DgxFacts(nic_mtu={"storage0": 9000}, sysctl={k: str(v) for k, v in LAB["dgx_sysctl"].items()})
+    checks = by_name(evaluate(facts, want))
+    assert checks["gpu_count"].status == PASS and checks["gpu_count"].actual == 0
+    assert "not installed" in checks["gpu_count"].detail
+    assert all(c.detail for c in checks.values() if c.status == NOT_APPLICABLE)
+    assert failures(list(checks.values())) == []
+    facts.nic_mtu = {"storage0": 1500}
+    assert [c.name for c in failures(evaluate(facts, want))] == ["mtu:storage0"]
+
+
+def _run_dgx_facts(tmp_path: Path, smi_fixture: str | None, check_mode: bool = False) -> dict:
+    """Run the real module through ansible on localhost, with fake nvidia-smi/ibstat first on PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if smi_fixture:
+        smi = bin_dir / "nvidia-smi"
+        smi.write_text(f"#!/bin/sh\ncat {ROOT / 'tests/dgx/fixtures' / smi_fixture}\n")
+        smi.chmod(0o755)
+    ibstat = bin_dir / "ibstat"
+    ibstat.write_text(f"#!/bin/sh\ncat {ROOT / 'tests/dgx/fixtures/ibstat-8-active.txt'}\n")
+    ibstat.chmod(0o755)
+    args = json.dumps({"storage_nics": ["lo"], "sysctl_keys": ["net.core.somaxconn"],
+                       "expected": {**PROD["dgx_models"]["dgx-a100"], "driver_version": "450.51.06",
+                                    "nic_mtu": {"lo": 65536}}})
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
+           "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json", "ANSIBLE_LOCALHOST_WARNING": "0"}
+    cmd = [str(Path(sys.executable).parent / "ansible"), "-i", "localhost,", "localhost", "-c", "local", "-m", "dgx_facts",
+           "-a", args, "-e", f"ansible_python_interpreter={sys.executable}"] + (["--check"] if check_mode else [])
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+def test_module_end_to_end_with_seven_gpus(tmp_path):
+    result = _run_dgx_facts(tmp_path, "nvidia-smi-7.csv", check_mode=True)
+    assert result["changed"] is False and result["ready"] is False
+    assert "gpu_count" in result["failed_checks"]
+    assert result["ansible_facts"]["dgx"]["gpu_count"] == 7 and result["ansible_facts"]["dgx"]["hca_count"] == 8
+    assert "FAIL gpu_count: expected 8, actual 7" in result["failure_report"]
