@@ -354,13 +354,12 @@ def serve(args: argparse.Namespace) -> int:
     log = open(run_dir / "registry" / "registry.log", "ab")  # noqa: SIM115 - lives as long as the child
     process = subprocess.Popen([REGISTRY_BIN, "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
 
-    def stop(_signum: int, _frame: object) -> None:
+    stopping: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        # Only ask the registry to stop here; the main thread's wait() returns once it has exited.
+        stopping.append(signum)
         process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -375,7 +374,8 @@ def serve(args: argparse.Namespace) -> int:
     except BaseException:
         process.terminate()
         raise
-    return process.wait()
+    status = process.wait()
+    return 0 if stopping else status
 
 
 def main(argv: list[str] | None = None) -> int:
