@@ -18,6 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @cache
+def plugin_loader() -> None:
+    """Ansible's collection finder can be installed once per process."""
+    init_plugin_loader()
+
+
+@cache
 def action_plugin() -> ModuleType:
     path = ROOT / "roles/preflight/action_plugins/preflight_inventory.py"
     spec = importlib.util.spec_from_file_location("preflight_inventory_action", path)
@@ -29,7 +35,7 @@ def action_plugin() -> ModuleType:
 
 def load_site(*sources: str, offline: bool = True) -> Any:
     """The Site preflight's inventory phase sees for `-i SOURCE ...` (relative to the repository root)."""
-    init_plugin_loader()
+    plugin_loader()
     loader = DataLoader()
     loader.set_basedir(str(ROOT))
     inventory = InventoryManager(loader=loader, sources=[str(ROOT / s) for s in sources])
