@@ -1,0 +1,132 @@
+"""The sn3700v role, nvue method, against NVUE simulators on loopback (ansible-playbook runs, a few seconds each)."""
+
+from __future__ import annotations
+
+from .conftest import PASSWORD, fabric_vars, free_port, run_playbook, write_inventory
+
+
+def cables(switch: str, port_of: dict[str, str]) -> dict[str, list[dict]]:
+    addresses = {"dgx01": "198.51.100.11/24", "dgx02": "198.51.100.12/24", "powerscale01": "198.51.100.21/24"}
+    return {
+        host: [{"name": "storage0", "address": addresses[host], "speed_gbps": 100, "mtu": 9000, "switch": switch,
+                "switch_port": port}]
+        for host, port in port_of.items()
+    }
+
+
+def switch_vars(sim_port: int, **extra) -> dict:
+    return {"ansible_host": "127.0.0.1", "storage_fabric_nvue_api_port": sim_port, "sn3700v_clag_role": "standalone",
+            "sn3700v_clag_priority": 1000, "sn3700v_loopback": "192.0.2.251/32", **extra}
+
+
+def test_apply_noop_check_change_and_unreachable(start_sim, pki, tmp_path):
+    sim = start_sim("swa")
+    dead_port = free_port()
+    ca = {"storage_fabric_ca_path": str(pki["ca"]), "storage_fabric_port_speed_managed": True}
+    endpoints = cables("swa", {"dgx01": "swp1", "dgx02": "swp2", "powerscale01": "swp9"})
+    inventory = write_inventory(tmp_path / "hosts.yml",
+                                {"swa": switch_vars(sim.port), "swb": switch_vars(dead_port)},
+                                endpoints, fabric_vars(**ca))
+
+    # First apply: swa gets one revision, applied; swb (nothing listens on its port) fails alone.
+    first = run_playbook(inventory)
+    assert first.stats("swa")["changed"] == 1 and first.stats("swa")["failures"] == 0, first.text()[-3000:]
+    assert first.stats("swb")["failures"] == 1, first.text()[-3000:]
+    assert f"cannot reach the NVUE API at https://127.0.0.1:{dead_port}" in first.failure("swb")
+    assert "Nothing was changed" in first.failure("swb")
+    state = sim.data()
+    applied = state["applied"]
+    assert [r["state"] for r in state["revisions"].values()] == ["applied"]
+    swp1 = applied["interface"]["swp1"]
+    assert swp1["description"] == "dgx01 storage0"
+    assert swp1["link"]["mtu"] == 9216 and swp1["link"]["speed"] == "100G"
+    assert swp1["bridge"]["domain"]["br_default"]["access"] == 100
+    assert applied["bridge"]["domain"]["br_default"]["vlan"] == {"100": {}}
+    assert applied["interface"]["lo"]["ip"]["address"] == {"192.0.2.251/32": {}}
+    assert "mlag" not in applied  # CLAG disabled in the lab values
+    assert applied["interface"]["eth0"]["ip"]["vrf"] == "mgmt", "settings the inventory does not own are kept"
+    assert PASSWORD not in first.text(), "the NVUE password leaked into the output"
+
+    # Second run: nothing to change, no revision created.
+    mutations = len(sim.mutations())
+    second = run_playbook(inventory, limit="swa")
+    assert second.rc == 0 and second.stats("swa")["changed"] == 0, second.text()[-3000:]
+    assert len(sim.mutations()) == mutations
+
+    # Check mode with one port changed: the diff shows it, the switch is not touched.
+    endpoints["dgx02"][0]["switch_port"] = "swp3"
+    write_inventory(inventory, {"swa": switch_vars(sim.port)}, endpoints, fabric_vars(**ca))
+    check = run_playbook(inventory, "--check", "--diff")
+    assert check.rc == 0 and check.stats("swa")["changed"] == 1, check.text()[-3000:]
+    nvue = next(r for name, r in check.results("swa") if "NVUE |" in name)
+    assert any("/interface/swp3" in c for c in nvue["changes"]), nvue["changes"]
+    assert "dgx02 storage0" in nvue["diff"]["after"] and "swp3" not in nvue["diff"]["before"]
+    assert len(sim.mutations()) == mutations and "swp3" not in sim.data()["applied"]["interface"]
+
+    # The change for real: exactly one changed task, one more revision, then a no-op again.
+    change = run_playbook(inventory)
+    assert change.rc == 0 and change.stats("swa")["changed"] == 1, change.text()[-3000:]
+    assert sim.data()["applied"]["interface"]["swp3"]["description"] == "dgx02 storage0"
+    assert len(sim.data()["revisions"]) == 2
+
+
+def test_invalid_input_is_refused_before_any_request(start_sim, pki, tmp_path):
+    sim = start_sim("swa")
+    ca = {"storage_fabric_ca_path": str(pki["ca"])}
+    endpoints = {
+        **cables("bad_port", {"dgx01": "eth-1"}),
+        **cables("bad_mtu", {"dgx02": "swp2"}),
+        **cables("dup_vlan", {"powerscale01": "swp9"}),
+    }
+    vlans = [{"id": 100, "name": "storage", "subnet": "198.51.100.0/24"}, {"id": 100, "name": "again"}]
+    inventory = write_inventory(tmp_path / "hosts.yml", {
+        "bad_port": switch_vars(sim.port),
+        "bad_mtu": switch_vars(sim.port, storage_fabric_port_mtu=9999),
+        "dup_vlan": switch_vars(sim.port, storage_fabric_vlans=vlans),
+    }, endpoints, fabric_vars(**ca))
+    run = run_playbook(inventory)
+    assert run.rc != 0
+    for host, words in {
+        "bad_port": ["dgx01", "storage_nics[0].switch_port", "'eth-1'", "not a front-panel port name", "Fix:"],
+        "bad_mtu": ["storage_fabric_port_mtu", "9999", "between 552 and 9216", "Fix:"],
+        "dup_vlan": ["storage_fabric_vlans[1].id", "duplicate VLAN 100", "Fix:"],
+    }.items():
+        message = run.failure(host)
+        assert run.stats(host)["failures"] == 1
+        for word in words:
+            assert word in message, f"{host}: {word!r} not in {message!r}"
+        assert "nothing was changed" in message
+    assert sim.mutations() == [], "a refused inventory must not reach the switch"
+
+
+def test_each_switch_fails_alone_with_its_own_reason(start_sim, pki, tmp_path):
+    """One run, three switches, three failures: the switch's rejection text, TLS verification, a down port."""
+    small = start_sim("small", "--ports", "32")
+    untrusted = start_sim("untrusted")
+    downport = start_sim("downport", "--down-ports", "swp2")
+    endpoints = {
+        **cables("small", {"dgx01": "swp48"}),  # the simulated platform has 32 ports
+        **cables("downport", {"dgx02": "swp2", "powerscale01": "swp9"}),
+    }
+    endpoints["dgx01"] += cables("untrusted", {"dgx01": "swp1"})["dgx01"]
+    inventory = write_inventory(tmp_path / "hosts.yml", {
+        "small": switch_vars(small.port),
+        "untrusted": switch_vars(untrusted.port, storage_fabric_ca_path=""),
+        "downport": switch_vars(downport.port),
+    }, endpoints, fabric_vars(storage_fabric_ca_path=str(pki["ca"])))
+    run = run_playbook(inventory)
+    assert all(run.stats(h)["failures"] == 1 for h in ("small", "untrusted", "downport")), run.text()[-3000:]
+
+    message = run.failure("small")
+    assert "ended in state 'invalid'" in message
+    assert "Invalid interface swp48: the platform has no such port (valid: swp1-swp32)" in message
+    assert "swp48" not in small.data()["applied"]["interface"], "an invalid revision must not be applied"
+
+    message = run.failure("untrusted")
+    assert "CERTIFICATE_VERIFY_FAILED" in message or "certificate verify failed" in message, message
+    assert untrusted.mutations() == []
+
+    message = run.failure("downport")
+    assert "fabric port (dgx02 storage0) swp2: oper-status 'down', expected 'up'" in message, message
+    assert "swp9" not in message
+    assert downport.data()["applied"]["interface"]["swp2"]["bridge"]  # applied, then found down by the check
