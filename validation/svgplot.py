@@ -41,11 +41,9 @@ def _nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = min((m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw), default=raw)
     start = math.floor(lo / step) * step
-    ticks = []
-    v = start
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 10))
-        v += step
+    ticks = [round(start, 10)]
+    while ticks[-1] < hi - step * 1e-9:  # the last tick is at or above hi, so nothing is drawn off the axis
+        ticks.append(round(ticks[-1] + step, 10))
     return ticks
 
 
@@ -172,7 +170,7 @@ def bar_chart(title: str, y_label: str, bars: list[tuple[str, float | None]], li
     if threshold is not None:
         out.append(f'<line class="threshold" x1="{ML}" y1="{py(threshold):.1f}" x2="{W - MR}" y2="{py(threshold):.1f}" '
                    'stroke="#a00" stroke-dasharray="6 3"/>')
-    out.append(f'<text x="{ML + 10}" y="{MT + 12}" font-size="10">black tick: {escape(limit_name)}; '
+    out.append(f'<text x="{ML}" y="{H - MB + 30}" font-size="10">black tick: {escape(limit_name)}; '
                "red dashed: threshold</text>")
     out.append("</svg>")
     return "\n".join(out)

@@ -212,8 +212,9 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
                 problems.append(f"{tag}: errors: {'; '.join(run.errors[:3])}")
             if expected_ranks is not None and run.ranks != expected_ranks:
                 problems.append(f"{tag}: {run.ranks} ranks, expected {expected_ranks}")
-            if run.nodes and sorted(run.nodes) != sorted(meta.get("node_hostnames") or nodes):
-                problems.append(f"{tag}: ran on {run.nodes}, expected {sorted(meta.get('node_hostnames') or nodes)}")
+            wanted = sorted(set(meta.get("node_hostnames") or nodes))
+            if run.nodes and sorted(set(run.nodes)) != wanted:
+                problems.append(f"{tag}: ran on {run.nodes}, expected {wanted}")
             if run.out_of_bounds_ok is False:
                 problems.append(f"{tag}: out of bounds values: {run.out_of_bounds_count} FAILED")
             wrong = [(r.size, p.wrong) for r in run.rows for p in (r.out_of_place, r.in_place)
@@ -471,9 +472,11 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     return Verdict(status=status, checks=checks, failed=failed, lab_standins=lab, series=series)
 
 
-def _ranks_per_node(ctx: dict[str, Any], node: str, models: dict[str, Any]) -> int | None:
-    if ctx.get("validation_lab_standins"):
-        return int((ctx.get("validation_nccl") or {}).get("lab_procs_per_node", 2))
+def _ranks_per_node(ctx: dict[str, Any], node: str, models: dict[str, Any], stage: str = "nccl") -> int | None:
+    """Ranks each node contributes: validation_<stage>.procs_per_node, or (auto) the GPUs of its dgx_model."""
+    setting = (ctx.get(f"validation_{stage}") or {}).get("procs_per_node", "auto")
+    if isinstance(setting, int) and not isinstance(setting, bool):
+        return setting
     model = models.get(((ctx.get("dgx") or {}).get(node) or {}).get("dgx_model")) or {}
     gpus = int(model.get("gpus") or 0)
     return gpus or None
@@ -495,9 +498,7 @@ def _judge_ddp(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool, 
                series: dict[str, Any], models: dict[str, Any]) -> list[Check]:
     checks: list[Check] = []
     counts = sorted({1, len(nodes)}) if nodes else [1]
-    per_node = _ranks_per_node(ctx, nodes[0], models) if nodes else None
-    if lab:
-        per_node = int((ctx.get("validation_ddp") or {}).get("lab_procs_per_node", 1))
+    per_node = _ranks_per_node(ctx, nodes[0], models, "ddp") if nodes else None
     throughput: dict[int, dict[str, tuple[float | None, bool]]] = {}
     for count in counts:
         case = f"n{count}"

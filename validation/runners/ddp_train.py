@@ -115,6 +115,15 @@ def run_mode(args, mode, model, opt, device, rank, world, loader_iter_factory):
     return times
 
 
+def gather_hostnames(world: int, device: torch.device) -> list[str]:
+    """Every rank's short hostname (all_gather_object needs numpy, which the lab image lacks)."""
+    name = socket.gethostname().split(".")[0].encode()[:64].ljust(64, b"\0")
+    mine = torch.tensor(list(name), dtype=torch.uint8, device=device)
+    out = [torch.zeros(64, dtype=torch.uint8, device=device) for _ in range(world)]
+    dist.all_gather(out, mine)
+    return [bytes(t.tolist()).rstrip(b"\0").decode() for t in out]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--model", default="resnet50")
@@ -161,8 +170,7 @@ def main() -> None:
     device = torch.device("cuda", local_rank) if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
-    hosts: list[str] = [""] * world
-    dist.all_gather_object(hosts, socket.gethostname().split(".")[0])
+    hosts = gather_hostnames(world, device)
     model = build_model(args.model, args.num_classes).to(device)
     if cuda:
         model = model.to(memory_format=torch.channels_last)

@@ -122,6 +122,15 @@ def header(args: argparse.Namespace, hosts: list[str], world: int) -> list[str]:
     return out
 
 
+def gather_hostnames(world: int) -> list[str]:
+    """Every rank's short hostname (all_gather_object needs numpy, which the lab image lacks)."""
+    name = socket.gethostname().split(".")[0].encode()[:64].ljust(64, b"\0")
+    mine = torch.tensor(list(name), dtype=torch.uint8)
+    out = [torch.zeros(64, dtype=torch.uint8) for _ in range(world)]
+    dist.all_gather(out, mine)
+    return [bytes(t.tolist()).rstrip(b"\0").decode() for t in out]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--min-bytes", type=int, default=1 << 20)
@@ -133,8 +142,7 @@ def main() -> None:
     args = p.parse_args()
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    hosts: list[str] = [""] * world
-    dist.all_gather_object(hosts, socket.gethostname().split(".")[0])
+    hosts = gather_hostnames(world)
     for k in range(1, args.repeats + 1):
         lines = header(args, hosts, world) + one_sweep(args, rank, world)
         if rank == 0:

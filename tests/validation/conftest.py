@@ -1,0 +1,106 @@
+"""Fixtures for the validation tests: a production-sized run directory assembled from the raw fixtures."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from validation.context import context_from_inventory
+from validation.verdict import ring_pairs
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = Path(__file__).resolve().parent / "fixtures"
+NODES = ["dgx01", "dgx02", "dgx03", "dgx04"]
+ADDR = {n: f"198.51.100.1{i}" for i, n in enumerate(NODES, start=1)}
+
+
+def fixture_text(rel: str) -> str:
+    return (FIX / rel).read_text(encoding="utf-8")
+
+
+def _rename_hosts(text: str, hosts: list[str]) -> str:
+    """Point a fixture's rank lines at other hosts (8 ranks per host, in order)."""
+    def repl(m: re.Match[str]) -> str:
+        rank = int(m.group(1))
+        return m.group(0).replace(m.group(2), f"{hosts[rank // 8]:>10}")
+    return re.sub(r"#  Rank\s+(\d+) Group\s+\d+ Pid\s+\d+ on(\s+\S+)", repl, text)
+
+
+def write_case(run: Path, stage: str, case: str, files: dict[str, str], meta: dict, samples=None) -> Path:
+    d = run / "raw" / stage / case
+    d.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (d / name).write_text(text, encoding="utf-8")
+    meta = dict(meta, stage=stage, case=case)
+    meta["samples"] = samples if samples is not None else [
+        {"file": name, "rc": 0, "timed_out": False, "duration_s": 30.0} for name in files]
+    (d / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    return d
+
+
+def ddp_doc(mode: str, world: int, samples_per_s: float, steps: int = 50) -> str:
+    step = 256 * world / samples_per_s
+    return json.dumps({"mode": mode, "model": "resnet50", "backend": "nccl", "device": "cuda", "world_size": world,
+                       "nodes": NODES[: world // 8], "batch_size_per_rank": 256, "global_batch": 256 * world,
+                       "steps": steps, "warmup_steps": 10, "complete": True, "errors": [],
+                       "step_times_s": [step] * steps, "samples_per_s": samples_per_s})
+
+
+def build_production_run(run: Path) -> None:
+    """A complete, passing production run: 4 DGX A100, nccl + fio + ddp, two samples each."""
+    single = fixture_text("nccl/single_node_dgx_a100.log")
+    for n in NODES:
+        text = _rename_hosts(single, [n] * 8)
+        write_case(run, "nccl", f"single-{n}", {"r1.log": text, "r2.log": text},
+                   {"nodes": [n], "expected_ranks": 8, "engine": "direct"})
+    four = _rename_hosts(fixture_text("nccl/four_nodes_old_error_column.log"), NODES)
+    write_case(run, "nccl", "all", {"r1.log": four, "r2.log": four},
+               {"nodes": NODES, "expected_ranks": 32, "engine": "mpirun"})
+    two = fixture_text("nccl/two_nodes_mpirun_tag_output.log")
+    for a, b in ring_pairs(NODES):
+        text = _rename_hosts(two, [a, b]).replace("dgx01:", f"{a}:").replace("dgx02:", f"{b}:")
+        write_case(run, "nccl", f"pair-{a}-{b}", {"r1.log": text}, {"nodes": [a, b], "expected_ranks": 16})
+    agg = fixture_text("fio/client_server_4dgx_production.json")
+    write_case(run, "fio", "aggregate", {"r1.json": agg, "r2.json": agg},
+               {"expected_clients": {f"{ADDR[n]}:8765": n for n in NODES}})
+    one = fixture_text("fio/client_server_1dgx_production.json")
+    for n in NODES:
+        text = one.replace(ADDR["dgx01"], ADDR[n])
+        write_case(run, "fio", f"node-{n}", {"r1.json": text}, {"expected_clients": {f"{ADDR[n]}:8765": n}})
+    for count, syn, real in ((1, 16500.0, 16210.0), (4, 63800.0, 62950.0)):
+        world = 8 * count
+        files = {f"{m}-r1.json": ddp_doc(m, world, v) for m, v in (("synthetic", syn), ("real", real))}
+        samples = [{"file": f, "rc": 0, "timed_out": False, "mode": f.split("-")[0]} for f in files]
+        write_case(run, "ddp", f"n{count}", files, {"nodes": NODES[:count], "expected_world_size": world},
+                   samples=samples)
+
+
+@pytest.fixture
+def production_ctx() -> dict:
+    return context_from_inventory(ROOT / "inventories" / "production")
+
+
+@pytest.fixture
+def lab_ctx() -> dict:
+    return context_from_inventory(ROOT / "inventories" / "lab")
+
+
+@pytest.fixture
+def production_run(tmp_path: Path, production_ctx: dict) -> Path:
+    run = tmp_path / "20261121T080000Z"
+    build_production_run(run)
+    (run / "context.json").write_text(json.dumps(production_ctx), encoding="utf-8")
+    return run
+
+
+@pytest.fixture
+def replace_case() -> Callable[..., Path]:
+    def _replace(run: Path, stage: str, case: str, files: dict[str, str], meta: dict, samples=None) -> Path:
+        shutil.rmtree(run / "raw" / stage / case, ignore_errors=True)
+        return write_case(run, stage, case, files, meta, samples)
+    return _replace
