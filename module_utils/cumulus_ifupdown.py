@@ -36,14 +36,22 @@ class Stanza:
 
 @dataclass
 class Parsed:
-    """A file split into items: ('text', line), ('auto', line, names), ('iface', Stanza)."""
+    """A file split into items: ('text', line), ('auto', line, names), ('iface', Stanza).
+
+    ``in_region[i]`` tells whether item i lies between the role's BEGIN/END markers (the markers themselves are
+    not items); ``region_at`` is the item index where the region started, None when the file has none.
+    """
 
     items: list[tuple] = field(default_factory=list)
-    managed: list[str] | None = None  # raw lines of the managed region, None when absent
-    managed_at: int | None = None     # index in items where the region was
+    in_region: list[bool] = field(default_factory=list)
+    region_at: int | None = None
 
     def stanzas(self) -> list[Stanza]:
         return [item[1] for item in self.items if item[0] == "iface"]
+
+    def add(self, item: tuple, region: bool) -> None:
+        self.items.append(item)
+        self.in_region.append(region)
 
 
 def _is_keyword_line(line: str) -> bool:
@@ -58,27 +66,30 @@ def parse(text: str) -> Parsed:
     """Split an interfaces file into items, keeping every line of foreign content verbatim."""
     parsed = Parsed()
     lines = text.splitlines()
+    region = False
     i = 0
     while i < len(lines):
         line = lines[i]
         stripped = line.strip()
         if stripped == BEGIN_MARK:
-            end = i + 1
-            while end < len(lines) and lines[end].strip() != END_MARK:
-                end += 1
-            parsed.managed = lines[i + 1:end]
-            parsed.managed_at = len(parsed.items)
-            i = end + 1
+            region = True
+            if parsed.region_at is None:
+                parsed.region_at = len(parsed.items)
+            i += 1
+            continue
+        if stripped == END_MARK:
+            region = False
+            i += 1
             continue
         words = stripped.split()
         if words and (words[0] == "auto" or words[0].startswith("allow-")):
-            parsed.items.append(("auto", line, words[1:]))
+            parsed.add(("auto", line, words[1:]), region)
             i += 1
             continue
         if words and words[0] == "iface" and len(words) >= 2:
             stanza = Stanza(name=words[1], header=line, raw=[line])
             i += 1
-            while i < len(lines) and not _is_keyword_line(lines[i]) and lines[i].strip() not in (BEGIN_MARK,):
+            while i < len(lines) and not _is_keyword_line(lines[i]) and lines[i].strip() not in (BEGIN_MARK, END_MARK):
                 option_line = lines[i]
                 option = option_line.strip()
                 # A blank line or an unindented comment ends the stanza visually; keep it as text.
@@ -89,9 +100,9 @@ def parse(text: str) -> Parsed:
                     key, _, value = option.partition(" ")
                     stanza.options.append((key, value.strip()))
                 i += 1
-            parsed.items.append(("iface", stanza))
+            parsed.add(("iface", stanza), region)
             continue
-        parsed.items.append(("text", line))
+        parsed.add(("text", line), region)
         i += 1
     return parsed
 
@@ -129,8 +140,10 @@ def merge(existing: str, managed: str, owned: list[str]) -> MergeResult:
     kept: list[str] = []
     region_index = None
     for index, item in enumerate(parsed.items):
-        if parsed.managed_at == index:
+        if parsed.region_at == index:
             region_index = len(kept)
+        if parsed.in_region[index]:
+            continue  # the previous region: replaced as a whole
         kind = item[0]
         if kind == "iface" and item[1].name in owned_set:
             stanza: Stanza = item[1]
@@ -158,7 +171,7 @@ def merge(existing: str, managed: str, owned: list[str]) -> MergeResult:
             kept.extend(item[1].raw)
             continue
         kept.append(item[1])
-    if region_index is None and parsed.managed_at is not None:
+    if region_index is None and parsed.region_at is not None:
         region_index = len(kept)
     region = [BEGIN_MARK, *_with_carried(managed, carried), END_MARK]
     if region_index is None:
