@@ -428,13 +428,14 @@ def _short(reason: Any) -> str:
 # ---- helpers shared by the modules -------------------------------------------------------------------
 
 def persona_name(value: Any) -> str | None:
-    """'USER:nobody' / {'id': 'USER:nobody'} / {'name': 'nobody'} / 'nobody' -> 'nobody'; UID:65534 kept."""
+    """'USER:nobody' / {'id': 'USER:nobody'} / {'name': 'nobody', 'id': 'UID:65534'} / 'nobody' -> 'nobody'."""
     if value is None:
         return None
     if isinstance(value, dict):
-        if value.get("id"):
-            return persona_name(value["id"])
-        return value.get("name")
+        # OneFS answers {"id": "UID:0", "name": "root", "type": "user"}: the name is what an inventory gives
+        if value.get("name"):
+            return str(value["name"])
+        return persona_name(value.get("id"))
     text = str(value)
     prefix, sep, rest = text.partition(":")
     if sep and prefix.upper() in ("USER", "GROUP"):

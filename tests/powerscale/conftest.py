@@ -93,7 +93,7 @@ class PlaybookRun:
         out = []
         for play in self.data["plays"]:
             for task in play["tasks"]:
-                if task["task"]["name"] == name:
+                if task["task"]["name"] in (name, f"powerscale : {name}"):
                     out.extend(task["hosts"].values())
         assert out, f"no task named {name!r} ran"
         return out
