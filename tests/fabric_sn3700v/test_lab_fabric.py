@@ -1,0 +1,125 @@
+"""The files method for real on the lab's sn3700v01 (Debian 12 + ifupdown2 + FRR), end to end.
+
+Marked `lab`: `pytest -m lab tests/fabric_sn3700v/test_lab_fabric.py`, with `python -m lab up` running. The tests
+run in file order and build on each other:
+  the switch is returned to its unconfigured state (our region removed, ifreload) -> a jumbo ping from dgx01 to
+  powerscale01's storage address fails -> fabric.yml configures sn3700v01 -> the same ping succeeds and the
+  kernel shows the bridge -> a second run and a --check run report 0 changed -> a foreign stanza and the
+  management configuration survive -> no secret in any output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.lab
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN_DIR = ROOT / "lab" / ".run"
+VENV_BIN = Path(sys.executable).parent
+HOSTS = yaml.safe_load((ROOT / "inventories/lab/hosts.yml").read_text())["all"]["children"]
+PORTS = {name: h["ansible_port"] for group in ("dgx", "powerscale", "sn3700v")
+         for name, h in HOSTS[group]["hosts"].items()}
+TARGET = HOSTS["powerscale"]["hosts"]["powerscale01"]["storage_nics"][0]["address"].split("/")[0]
+JUMBO_PING = f"ping -M do -s 8972 -c 3 -W 2 {TARGET}"
+# --limit keeps localhost in: the preflight inventory phase runs there, and the stage's gate needs it.
+LIMIT = "sn3700v:localhost"
+OUTPUTS: list[str] = []
+FOREIGN = "auto site0\niface site0\n    link-type dummy\n    alias site-owned interface, not in the inventory\n"
+
+
+def ssh(node: str, command: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
+    argv = ["ssh", "-i", str(RUN_DIR / "ssh" / "id_ed25519"), "-p", str(PORTS[node]), "-o", "BatchMode=yes",
+            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+            "root@127.0.0.1", command]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
+def fabric(*extra: str) -> tuple[int, str, dict[str, dict[str, int]]]:
+    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), "-i", "inventories/lab", "playbooks/fabric.yml",
+                           "--limit", LIMIT, *extra], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    out = proc.stdout + proc.stderr
+    OUTPUTS.append(out)
+    recap = {m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+             for m in re.finditer(r"^(\S+)\s+:\s+(ok=.*)$", out, re.M)}
+    return proc.returncode, out, recap
+
+
+@pytest.fixture(scope="module", autouse=True)
+def lab_ready():
+    assert (RUN_DIR / "ssh" / "id_ed25519").exists(), "the lab is not up: run `python -m lab up` first"
+    for node in ("sn3700v01", "dgx01", "powerscale01"):
+        probe = ssh(node, "true", timeout=60)
+        assert probe.returncode == 0, f"{node} does not answer over SSH ({probe.stderr.strip()}): is the lab up?"
+
+
+def test_unconfigured_switch_forwards_nothing():
+    # Back to the state `lab up` leaves: the role's region removed (plus a site-owned stanza to keep), reloaded.
+    script = (
+        "set -e; python3 - <<'EOF'\n"
+        "import re\n"
+        "p = '/etc/network/interfaces'\n"
+        "s = open(p).read()\n"
+        "s = re.sub(r'# BEGIN sn3700v storage fabric.*?# END sn3700v storage fabric\\n?', '', s, flags=re.S)\n"
+        f"s = s.replace({FOREIGN!r}, '')\n"
+        f"open(p, 'w').write(s.rstrip() + '\\n\\n' + {FOREIGN!r})\n"
+        "EOF\n"
+        "ifreload -a\n"
+        "if [ -e /sys/class/net/br_default ]; then ip link del br_default; fi\n"
+        "for p in $(cat /etc/lab/links-up); do ip link set \"$p\" up; done"
+    )
+    reset = ssh("sn3700v01", script)
+    assert reset.returncode == 0, reset.stderr
+    before = ssh("dgx01", JUMBO_PING, timeout=60)
+    assert before.returncode != 0, f"dgx01 already reaches {TARGET} before the fabric stage:\n{before.stdout}"
+
+
+def test_fabric_stage_configures_the_switch():
+    rc, out, recap = fabric()
+    assert rc == 0, out[-6000:]
+    assert recap["sn3700v01"]["failed"] == 0 and recap["sn3700v01"]["changed"] >= 1, recap
+
+
+def test_jumbo_frames_cross_the_fabric():
+    after = ssh("dgx01", JUMBO_PING, timeout=60)
+    assert after.returncode == 0, f"{JUMBO_PING} failed after fabric.yml:\n{after.stdout}{after.stderr}"
+    assert " 0% packet loss" in after.stdout, after.stdout
+
+
+def test_kernel_state_matches_the_inventory():
+    vlans = json.loads(ssh("sn3700v01", "bridge -j vlan show").stdout)
+    by_port = {e["ifname"]: e["vlans"] for e in vlans}
+    for port in ("swp1", "swp2", "swp9"):
+        assert {"vlan": 100, "flags": ["PVID", "Egress Untagged"]} in by_port[port], by_port.get(port)
+    links = {link["ifname"]: link for link in json.loads(ssh("sn3700v01", "ip -d -j link show").stdout)}
+    assert links["swp9"]["mtu"] == 9216 and links["swp9"]["master"] == "br_default"
+    assert links["br_default"]["linkinfo"]["info_data"]["vlan_filtering"] == 1
+
+
+def test_second_run_and_check_run_change_nothing():
+    rc, out, recap = fabric()
+    assert rc == 0 and recap["sn3700v01"]["changed"] == 0, out[-6000:]
+    rc, out, recap = fabric("--check", "--diff")
+    assert rc == 0 and recap["sn3700v01"]["changed"] == 0, out[-6000:]
+
+
+def test_switch_settings_outside_the_inventory_survive():
+    text = ssh("sn3700v01", "cat /etc/network/interfaces").stdout
+    assert FOREIGN in text, text
+    assert "source /etc/network/interfaces.d/*" in text
+    assert text.count("# BEGIN sn3700v storage fabric") == 1
+    assert ssh("sn3700v01", "ip -j link show site0").returncode == 0, "the site's own interface is gone"
+
+
+def test_no_secret_in_any_output():
+    secrets = [p.read_text().strip() for p in (RUN_DIR / "secrets").glob("*") if p.is_file()]
+    for out in OUTPUTS:
+        for secret in secrets:
+            assert not secret or secret not in out, "a lab secret appeared in ansible-playbook output"
