@@ -36,11 +36,13 @@ EXTRA_FLAGS = frozenset(
     {"noatime", "nodiratime", "relatime", "strictatime", "atime", "diratime", "ro", "rw", "nosuid", "suid",
      "nodev", "dev", "noexec", "exec", "_netdev", "nofail", "auto", "noauto", "user", "nouser", "sync", "async",
      "ac", "noac", "cto", "nocto", "lock", "nolock", "intr", "nointr", "sharecache", "nosharecache",
-     "resvport", "noresvport", "x-systemd.automount", "x-systemd.makefs", "x-systemd.growfs"}
+     "resvport", "noresvport", "rdirplus", "nordirplus", "acl", "noacl", "lazytime", "bg", "fg",
+     "x-systemd.automount", "x-systemd.makefs", "x-systemd.growfs"}
 )
 EXTRA_KEYED = frozenset(
     {"sec", "actimeo", "acregmin", "acregmax", "acdirmin", "acdirmax", "lookupcache", "local_lock",
-     "port", "mountport", "mountproto", "namlen", "clientaddr", "max_connect", "xprtsec",
+     "port", "mountport", "mountproto", "mounthost", "mountvers", "retry", "namlen", "clientaddr", "max_connect",
+     "xprtsec",
      "x-systemd.requires", "x-systemd.after", "x-systemd.before", "x-systemd.wants",
      "x-systemd.mount-timeout", "x-systemd.idle-timeout", "x-systemd.device-timeout",
      "x-systemd.requires-mounts-for"}
@@ -221,8 +223,12 @@ def validate_mount(entry: Any, index: int, export_purposes: dict[str, str] | Non
     elif hard is False and purpose == "training":
         problems.append(Problem(f"{var}.hard", hard, "training data must not be soft-mounted (a soft mount "
                                 "returns EIO to the training job when the server is slow)", "set hard: true"))
+    if isinstance(export, str) and export_purposes and export in export_purposes and purpose in PURPOSES \
+            and "purpose" in entry and purpose != export_purposes[export]:
+        problems.append(Problem(f"{var}.purpose", purpose, f"differs from the export's purpose {export_purposes[export]}",
+                                f"set purpose: {export_purposes[export]}"))
     if isinstance(export, str) and export_purposes and export in export_purposes and hard is False \
-            and export_purposes[export] == "training":
+            and export_purposes[export] == "training" and purpose != "training":
         problems.append(Problem(f"{var}.hard", hard, f"export {export} holds training data: soft is refused",
                                 "set hard: true"))
     timeo = _as_int(entry.get("timeo"))

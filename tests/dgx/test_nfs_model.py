@@ -65,6 +65,7 @@ def test_lab_and_production_mounts_have_the_same_keys():
         ({"export": "/ifs/data/missing"}, "nfs_mounts[0].export", "not an export"),
         ({"timeo": 0}, "nfs_mounts[0].timeo", "1..6000"),
         ({"colour": "blue"}, "nfs_mounts[0].colour", "unknown key"),
+        ({"purpose": "scratch"}, "nfs_mounts[0].purpose", "differs from the export's purpose training"),
     ],
 )
 def test_bad_entry_is_refused_with_variable_and_fix(changes, variable, fragment):
