@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .backends import KnfsdBackend, MemoryBackend
+from .model import PapiError
 from .server import OneFSSimulator
 
 
@@ -41,7 +42,10 @@ def main(argv: list[str] | None = None) -> int:
                          idle_timeout=args.session_idle_timeout, absolute_timeout=args.session_absolute_timeout)
     sim.cluster.name = args.cluster_name
     if args.backend == "knfsd":
-        sim.reapply()
+        try:
+            sim.reapply()
+        except PapiError as err:  # keep serving: the API reports the state, the next change re-applies it
+            print(f"onefs_sim: re-applying the persisted exports/quotas failed: {err.message}", file=sys.stderr)
     signal.signal(signal.SIGTERM, lambda *_: sim.stop())
     print(f"onefs_sim: {args.backend} backend on https://{host}:{port}", flush=True)
     sim.serve_forever(host.strip("[]") or "0.0.0.0", int(port), args.cert, args.key)
