@@ -266,3 +266,44 @@ def test_foreign_and_absent_mounts():
     assert foreign.foreign == "ext4 /dev/vdb1" and not foreign.in_sync
     absent = compare_live(_lab_desired(), None)
     assert not absent.mounted and describe(absent) == "not mounted"
+
+
+# ------------------------------------------------------------------------------------------ the live module
+
+
+def _run_live(tmp_path, opts: str, check: bool) -> dict:
+    """dgx_nfs_live through ansible on localhost, reading the fixture as /proc/mounts (never unmounts here)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dgx_testlib import FIXTURES, ROOT
+
+    fstab = tmp_path / "fstab"
+    fstab.write_text(f"198.51.100.21:/ifs/data/training /mnt/training nfs {opts} 0 0\n")
+    args = json.dumps({"path": "/mnt/training", "src": "198.51.100.21:/ifs/data/training", "opts": opts,
+                       "remount": True, "fstab": str(fstab), "proc_mounts": str(FIXTURES / "proc-mounts-lab.txt")})
+    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json", "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1"}
+    cmd = [str(Path(sys.executable).parent / "ansible"), "-i", "localhost,", "localhost", "-c", "local", "-m",
+           "dgx_nfs_live", "-a", args, "-e", f"ansible_python_interpreter={sys.executable}", "--diff"]
+    proc = subprocess.run(cmd + (["--check"] if check else []), cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    return data["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+def test_live_module_in_sync_share_is_left_alone_and_negotiation_is_warned(tmp_path):
+    result = _run_live(tmp_path, _lab_desired().opts, check=False)
+    assert result["changed"] is False and result["in_sync"] is True and result["remounted"] is False
+    assert [d["option"] for d in result["negotiated"]] == ["rsize", "wsize"]
+    assert any("negotiated rsize=262144" in w for w in result.get("warnings", [])), result
+
+
+def test_live_module_check_mode_reports_the_remount_it_would_do(tmp_path):
+    result = _run_live(tmp_path, _lab_desired(nconnect=8).opts, check=True)
+    assert result["changed"] is True and result["remounted"] is False and result["in_sync"] is False
+    assert result["drift"] == [{"option": "nconnect", "desired": 8, "live": 4, "note": ""}]
+    assert "nconnect=8" in result["diff"]["after"] and "nconnect=4" in result["diff"]["before"]
