@@ -30,6 +30,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(0)  # unwinds serve_forever, which closes the socket
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     host, _, port = args.listen.rpartition(":")
@@ -46,9 +50,12 @@ def main(argv: list[str] | None = None) -> int:
             sim.reapply()
         except PapiError as err:  # keep serving: the API reports the state, the next change re-applies it
             print(f"onefs_sim: re-applying the persisted exports/quotas failed: {err.message}", file=sys.stderr)
-    signal.signal(signal.SIGTERM, lambda *_: sim.stop())
+    signal.signal(signal.SIGTERM, _terminate)
     print(f"onefs_sim: {args.backend} backend on https://{host}:{port}", flush=True)
-    sim.serve_forever(host.strip("[]") or "0.0.0.0", int(port), args.cert, args.key)
+    try:
+        sim.serve_forever(host.strip("[]") or "0.0.0.0", int(port), args.cert, args.key)
+    except (SystemExit, KeyboardInterrupt):
+        print("onefs_sim: stopped", flush=True)
     return 0
 
 

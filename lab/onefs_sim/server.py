@@ -169,7 +169,7 @@ class OneFSSimulator:
         return token, session
 
     # ---- HTTP server ----
-    def start(self, host: str, port: int, certfile: str, keyfile: str) -> int:
+    def _make_server(self, host: str, port: int, certfile: str, keyfile: str) -> ThreadingHTTPServer:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(certfile, keyfile)
         sim = self
@@ -180,21 +180,28 @@ class OneFSSimulator:
         httpd = ThreadingHTTPServer((host, port), Handler)
         httpd.daemon_threads = True
         httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, name="onefs-sim", daemon=True)
+        return httpd
+
+    def start(self, host: str, port: int, certfile: str, keyfile: str) -> int:
+        """Serve in a background thread (tests); returns the bound port."""
+        self._httpd = self._make_server(host, port, certfile, keyfile)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="onefs-sim", daemon=True)
         self._thread.start()
-        return httpd.server_address[1]
+        return self._httpd.server_address[1]
 
     def serve_forever(self, host: str, port: int, certfile: str, keyfile: str) -> None:
-        self.start(host, port, certfile, keyfile)
-        assert self._thread is not None
-        self._thread.join()
+        """Serve in this thread until SystemExit/KeyboardInterrupt (the CLI)."""
+        httpd = self._make_server(host, port, certfile, keyfile)
+        try:
+            httpd.serve_forever()
+        finally:
+            httpd.server_close()
 
     def stop(self) -> None:
-        if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+        httpd, self._httpd = self._httpd, None
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
 
 
 class PapiHandler(BaseHTTPRequestHandler):
