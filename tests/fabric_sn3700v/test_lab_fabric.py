@@ -118,6 +118,38 @@ def test_switch_settings_outside_the_inventory_survive():
     assert ssh("sn3700v01", "ip -j link show site0").returncode == 0, "the site's own interface is gone"
 
 
+def test_switch_rejection_is_reported_in_its_own_words():
+    before = ssh("sn3700v01", "md5sum /etc/network/interfaces").stdout
+    bad = "auto swp1\niface swp1\n    mtu 9216\n    bridge-access abc\n"
+    proc = subprocess.run(
+        [str(VENV_BIN / "ansible"), "-i", "inventories/lab", "sn3700v01", "-m", "cumulus_interfaces",
+         "-a", json.dumps({"stanzas": bad, "owned": ["swp1"]})],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    OUTPUTS.append(proc.stdout + proc.stderr)
+    assert proc.returncode != 0
+    assert "ifupdown2 rejected the new interfaces file" in proc.stdout, proc.stdout[-3000:]
+    assert "bridge-access: invalid literal for int()" in proc.stdout, proc.stdout[-3000:]
+    assert ssh("sn3700v01", "md5sum /etc/network/interfaces").stdout == before
+
+
+def test_unreachable_switch_fails_alone(tmp_path):
+    extra = tmp_path / "extra.yml"
+    extra.write_text(yaml.safe_dump({"all": {"children": {"sn3700v": {"hosts": {"sn3700v99": {
+        "ansible_host": "127.0.0.1", "ansible_port": 1, "sn3700v_clag_role": "standalone",
+        "sn3700v_clag_priority": 2000}}}}}}))
+    proc = subprocess.run(
+        [str(VENV_BIN / "ansible-playbook"), "-i", "inventories/lab", "-i", str(extra),
+         "tests/fabric_sn3700v/fabric_role.yml", "--limit", "sn3700v"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    OUTPUTS.append(out)
+    recap = {m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
+             for m in re.finditer(r"^(\S+)\s+:\s+(ok=.*)$", out, re.M)}
+    assert recap["sn3700v99"]["unreachable"] == 1, out[-4000:]
+    assert recap["sn3700v01"]["failed"] == 0 and recap["sn3700v01"]["unreachable"] == 0, out[-4000:]
+    assert recap["sn3700v01"]["changed"] == 0, out[-4000:]
+
+
 def test_no_secret_in_any_output():
     secrets = [p.read_text().strip() for p in (RUN_DIR / "secrets").glob("*") if p.is_file()]
     for out in OUTPUTS:
