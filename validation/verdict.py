@@ -236,6 +236,42 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
     return check, values, series
 
 
+def judge_sysinfo(sys_dir: Path, nodes: list[str], ctx: dict[str, Any], models: dict[str, Any]) -> list[Check]:
+    """Per node: every HCA of the model Active at the fabric rate (ibstat), every GPU pair on NVLink (topo -m)."""
+    from .parse_sysinfo import SysinfoParseError, ib_port_problems, parse_ibstat, parse_topo
+
+    out = []
+    for n in nodes:
+        case_dir = sys_dir / n
+        meta = _load_meta(case_dir)
+        check, ok = _case_preamble("fabric", n, meta, False)
+        check.name, check.stage = "fabric_sanity", "nccl"
+        out.append(check)
+        if not ok:
+            continue
+        assert meta is not None
+        model = models.get(((ctx.get("dgx") or {}).get(n) or {}).get("dgx_model")) or {}
+        problems = [p for s in meta["samples"] for p in _sample_problems(meta, s)]
+        try:
+            ports = parse_ibstat((case_dir / "ibstat.txt").read_text(encoding="utf-8", errors="replace"))
+            problems += ib_port_problems(ports, int(model.get("hcas") or 0),
+                                         int(model.get("hca_rate_gbps") or ctx.get("ib_rate_gbps") or 0))
+        except (OSError, SysinfoParseError) as exc:
+            problems.append(f"ibstat: {exc}")
+        try:
+            topo = parse_topo((case_dir / "topo.txt").read_text(encoding="utf-8", errors="replace"))
+            if len(topo.gpus) != int(model.get("gpus") or 0):
+                problems.append(f"nvidia-smi topo -m shows {len(topo.gpus)} GPUs, {model.get('gpus')} expected")
+            if model.get("nvswitch") and not topo.nvlink_all_pairs():
+                problems.append("not every GPU pair is connected through NVLink (NVSwitch expected)")
+        except (OSError, SysinfoParseError) as exc:
+            problems.append(f"topo: {exc}")
+        if problems:
+            check.status = FAIL
+            check.reasons.extend(problems)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- fio
 
 
@@ -423,6 +459,8 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     def enabled(stage: str) -> bool:
         return bool((stages.get(stage) or {}).get("enabled", False))
 
+    if enabled("nccl") and not lab:
+        checks.extend(judge_sysinfo(raw / "sysinfo", nodes, ctx, models))
     if enabled("nccl"):
         ncfg = ctx.get("validation_nccl") or {}
         min_bytes = int(ncfg.get("judge_min_bytes", 0))

@@ -53,6 +53,9 @@ def ddp_doc(mode: str, world: int, samples_per_s: float, steps: int = 50) -> str
 
 def build_production_run(run: Path) -> None:
     """A complete, passing production run: 4 DGX A100, nccl + fio + ddp, two samples each."""
+    for n in NODES:
+        write_case(run, "sysinfo", n, {"topo.txt": fixture_text("topo/dgx_a100_topo_m.txt"),
+                                       "ibstat.txt": fixture_text("topo/dgx_a100_ibstat.txt")}, {"nodes": [n]})
     single = fixture_text("nccl/single_node_dgx_a100.log")
     for n in NODES:
         text = _rename_hosts(single, [n] * 8)

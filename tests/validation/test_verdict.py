@@ -166,3 +166,11 @@ def test_disabled_stage_is_reported_and_nothing_measured_is_fail(production_run,
     ctx["validation_stages"] = {"nccl": {"enabled": False}, "fio": {"enabled": False}, "ddp": {"enabled": False}}
     v = evaluate(production_run, ctx)
     assert v.status == FAIL  # nothing judged is never a PASS
+
+
+def test_degraded_hca_fails_the_node(production_run, production_ctx, replace_case):
+    replace_case(production_run, "sysinfo", "dgx02", {"topo.txt": fixture_text("topo/dgx_a100_topo_m.txt"),
+                                                     "ibstat.txt": fixture_text("topo/dgx_a100_ibstat_degraded.txt")},
+                 {"nodes": ["dgx02"]})
+    assert_fails(evaluate(production_run, production_ctx), "fabric_sanity[dgx02]", "6 InfiniBand ports Active",
+                 "mlx5_9 port 1: state Down/Polling")
