@@ -101,3 +101,30 @@ def test_role_refuses_bad_input_before_any_change(role, tmp_path):
     tasks = re.findall(r"^TASK \[([^\]]+)\]", out, re.M)
     assert len(tasks) == 2 and tasks[0].startswith(f"{role} : Validating arguments against arg spec"), tasks
     assert tasks[1] == FIRST_TASK[role], tasks
+
+
+def test_ngc_role_shows_no_secret_even_verbose_and_failing(tmp_path):
+    """ngc in --check -vvv on this machine: whatever fails here (no docker service or daemon, no requests), the
+    API key and the mirror password must appear nowhere in the output."""
+    key, password = "NGC-KEY-must-not-leak-5d1e", "MIRROR-PW-must-not-leak-9c3a"
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"dgx": {"hosts": {"dgx01": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}}}))
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(yaml.safe_dump([{"name": "leak probe", "hosts": "dgx", "gather_facts": False,
+                                         "roles": [{"role": "ngc"}]}]))
+    extra = {**NGC, "ngc_mirror": {"enabled": False}, "ngc_api_key": key, "ngc_mirror_password": password,
+             "ngc_docker_packages": [], "ngc_python_packages": []}
+    env = {**os.environ, "ANSIBLE_ROLES_PATH": str(ROOT / "roles"), "ANSIBLE_LIBRARY": str(ROOT / "library"),
+           "ANSIBLE_MODULE_UTILS": str(ROOT / "module_utils"), "ANSIBLE_CACHE_PLUGIN": "memory",
+           "ANSIBLE_NOCOLOR": "1"}
+    extra_file = tmp_path / "extra.yml"
+    extra_file.write_text(yaml.safe_dump(extra))
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory),
+                           str(playbook), "--check", "-vvv", "-e", f"@{extra_file}"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    # The secret is templated at least by the argument_specs validation and the no_log presence check; the
+    # login task is reached where this machine has a docker service (check mode does not start it).
+    assert "TASK [ngc : Tell whether the registry secret is set, without showing it]" in out, out[-3000:]
+    assert key not in out and password not in out
