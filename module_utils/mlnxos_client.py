@@ -300,7 +300,10 @@ class Switch:
                 raise
             self.warnings.append(f"{exc}; falling back to the SSH CLI on port {self.endpoint.ssh_port}")
             self.transport = CliTransport(self.endpoint)
-            return self.transport.run(commands)
+            try:
+                return self.transport.run(commands)
+            except MlnxosConnectError as cli_exc:
+                raise MlnxosConnectError(f"{exc}; and the SSH CLI fallback failed too: {cli_exc}") from None
 
     def close(self) -> None:
         self.transport.close()

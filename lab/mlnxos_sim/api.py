@@ -190,8 +190,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         for command in commands:
             try:
                 result = self.server.switch.execute(session, command)
-            except CommandError as exc:
-                message = str(exc).split("\n")[0]
+            except Exception as exc:  # CommandError: the switch's text; anything else: a simulator bug, reported
+                message = str(exc).split("\n")[0] if isinstance(exc, CommandError) else f"Internal error: {exc!r}"
                 self.server.switch.log(session, command, None, message)
                 results.append({"executed_command": command, "status": "ERROR", "status_message": message,
                                 "data": ""})

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hmac
+import logging
 import socket
 import threading
 from pathlib import Path
@@ -11,6 +12,9 @@ from pathlib import Path
 import paramiko
 
 from .switch import CommandError, Session, Switch
+
+# Port probes (connect, close) make paramiko log a traceback per connection: keep only real failures.
+logging.getLogger("paramiko").setLevel(logging.CRITICAL)
 
 BANNER = "\r\nNVIDIA MLNX-OS Switch Management (simulated)\r\n\r\n"
 
@@ -93,6 +97,9 @@ class CliServer:
         except CommandError as exc:
             self.switch.log(session, line, None, str(exc).split("\n")[0])
             return "% " + str(exc).replace("\n", "\r\n") + "\r\n"
+        except Exception as exc:  # a simulator bug must not hang the session: report it as the switch would
+            self.switch.log(session, line, None, f"internal error: {exc!r}")
+            return f"% Internal error: {exc!r}\r\n"
         if line.strip():
             self.switch.log(session, line, result, None)
         return (result.text.replace("\n", "\r\n") + "\r\n") if result.text else ""
@@ -127,24 +134,28 @@ class CliServer:
             data = channel.recv(4096)
             if not data:
                 return
+            echo = ""
             for char in data.decode("utf-8", "replace"):
                 if char in "\r\n":
                     if char == "\n" and buffer == "" and last_cr:
                         last_cr = False
                         continue
                     last_cr = char == "\r"
-                    channel.sendall(b"\r\n")
                     line, buffer = buffer, ""
+                    channel.sendall((echo + "\r\n").encode())
+                    echo = ""
                     if line.strip() in ("exit", "quit", "logout") and session.mode in ("user", "enable"):
                         return
                     channel.sendall((self._run(session, line) + self.switch.prompt(session)).encode())
                 elif char in "\x7f\x08":
                     if buffer:
                         buffer = buffer[:-1]
-                        channel.sendall(b"\x08 \x08")
+                        echo += "\x08 \x08"
                 elif char == "\x03":
                     buffer = ""
-                    channel.sendall(("\r\n" + self.switch.prompt(session)).encode())
+                    echo += "\r\n" + self.switch.prompt(session)
                 else:
                     buffer += char
-                    channel.sendall(char.encode())
+                    echo += char  # a terminal echoes what is typed; one packet per chunk, not per character
+            if echo:
+                channel.sendall(echo.encode())

@@ -137,18 +137,21 @@ class Switch:
     # ------------------------------------------------------------ subnet manager election
 
     def _publish_sm(self) -> None:
+        """Update this switch's entry in the shared subnet file: read-modify-write under a lock file, and an
+        atomic replace, so that readers (the other simulators' `show ib sm`) always see a whole file."""
         self.subnet_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.subnet_path.open("a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            handle.seek(0)
-            text = handle.read()
-            table = json.loads(text) if text.strip() else {}
+        lock_path = self.subnet_path.with_name(self.subnet_path.name + ".lock")
+        with lock_path.open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                table = json.loads(self.subnet_path.read_text() or "{}")
+            except (FileNotFoundError, ValueError):
+                table = {}
             table[self.name] = {"enabled": self.running["sm"]["enabled"], "priority": self.running["sm"]["priority"],
                                 "guid": self.guid, "pid": os.getpid(), "hostname": self.running["hostname"]}
-            handle.seek(0)
-            handle.truncate()
-            handle.write(json.dumps(table, indent=1, sort_keys=True))
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            tmp = self.subnet_path.with_name(f".{self.subnet_path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
+            os.replace(tmp, self.subnet_path)
 
     @staticmethod
     def _alive(pid: int) -> bool:

@@ -1,0 +1,120 @@
+"""roles/qm8700 through real ansible-playbook runs against two MLNX-OS simulators (one subnet)."""
+
+from __future__ import annotations
+
+from ansible.module_utils.mlnxos_client import Endpoint, Switch
+
+from .conftest import PASSWORD, free_port, run_playbook, write_inventory
+
+
+def _apply(tmp_path, pair, pki, *args, **overrides):
+    inventory = write_inventory(tmp_path / "inv", pair, pki, **overrides)
+    return run_playbook(inventory, *args)
+
+
+def test_check_first_apply_noop_and_one_port_changed(tmp_path, pair, pki):
+    """The life of a pair: preview, apply, re-run, then a port changed by hand is the only thing sent."""
+    one, two = pair["qm8700-01"], pair["qm8700-02"]
+
+    preview = _apply(tmp_path, pair, pki, "--check", "--diff")
+    assert preview.returncode == 0, preview.output[-4000:]
+    assert preview.counts("qm8700-01")["changed"] == 1
+    assert "+sm.priority: 15" in preview.output and "-sm.enabled: False" in preview.output
+    assert "+ports.1/1.speed: hdr" in preview.output and "+partitions.Default.mtu: 4K" in preview.output
+    for sim in pair.values():
+        assert [e for e in sim.log() if e["kind"] == "config"] == [], "check mode sent a configuration command"
+        assert "show ib sm" in [e["command"] for e in sim.log()], "check mode must still read the live state"
+        assert sim.config("running")["sm"]["enabled"] is False
+        sim.clear_log()
+
+    first = run_playbook(tmp_path / "inv")
+    assert first.returncode == 0, first.output[-4000:]
+    assert first.counts("qm8700-01")["changed"] == 1 and first.counts("qm8700-02")["changed"] == 1
+    cfg = one.config("saved")  # configuration write: the saved configuration holds it
+    assert cfg["hostname"] == "qm8700-01" and cfg["sm"] == {"enabled": True, "priority": 15}
+    assert two.config("saved")["sm"] == {"enabled": True, "priority": 14}
+    assert all(cfg["ports"][f"1/{n}"]["speeds"] == ["hdr"] for n in range(1, 17))
+    assert cfg["ports"]["1/17"]["speeds"] != ["hdr"], "an undeclared port was touched"
+    assert cfg["ports"]["1/1"]["description"] == "DGX A100 compute HCAs"
+    assert cfg["partitions"]["Default"] == {"pkey": "0x7fff", "ipoib": True, "mtu": "4K", "defmember": "full"}
+    assert cfg["ntp"] == {"enabled": True, "servers": ["192.0.2.123"]}
+    assert cfg["logging"]["servers"] == {"192.0.2.124": {"trap": "notice"}}
+    assert one.config_commands()[-1] == "configuration write"
+    assert "SM master (priority 15)" in first.output and "SM standby (priority 14)" in first.output
+
+    one.clear_log()
+    two.clear_log()
+    second = run_playbook(tmp_path / "inv")
+    assert second.returncode == 0, second.output[-4000:]
+    assert second.counts("qm8700-01")["changed"] == 0 and second.counts("qm8700-02")["changed"] == 0
+    assert one.config_commands() == [] and two.config_commands() == [], "a no-op run sent configuration"
+    assert "show ib sm" in [e["command"] for e in one.log()], "the no-op run did not read the live state"
+
+    # Someone lowers port 1/3 to EDR on qm8700-01 by hand over the CLI, and saves.
+    switch = Switch(Endpoint("127.0.0.1", "admin", PASSWORD, ssh_port=one.ssh_port), "cli")
+    switch.run(["interface ib 1/3 speed edr force", "configuration write"])
+    switch.close()
+    one.clear_log()
+    third = run_playbook(tmp_path / "inv", "--diff")
+    assert third.returncode == 0, third.output[-4000:]
+    assert third.counts("qm8700-01")["changed"] == 1 and third.counts("qm8700-02")["changed"] == 0
+    assert one.config_commands() == ["interface ib 1/3 speed hdr force", "configuration write"]
+    assert "-ports.1/3.speed: edr" in third.output and "+ports.1/3.speed: hdr" in third.output
+
+
+def test_invalid_input_rejected_before_any_change(tmp_path, pair, pki):
+    """A port that does not exist and two SM masters: both reported, named, with the fix; no switch contacted."""
+    inventory = write_inventory(
+        tmp_path / "inv", pair, pki, host_overrides={"qm8700-02": {"qm8700_sm_role": "master"}},
+        qm8700_ports=[{"range": "1/1-1/41", "speed": "hdr", "split": "none", "description": "x"}],
+        qm8700_partitions=[{"name": "Default", "pkey": "0x8000", "ipoib": True, "ipoib_mtu": 4092}])
+    run = run_playbook(inventory)
+    assert run.returncode != 0
+    assert run.counts("qm8700-01")["failed"] == 1 and run.counts("qm8700-02")["failed"] == 1
+    assert "qm8700_ports[0].range = '1/1-1/41': port(s) 1/41 do not exist on a QM8700" in run.output
+    assert "qm8700_partitions[0].pkey = '0x8000'" in run.output
+    assert "2 switches are 'master' (qm8700-01, qm8700-02)" in run.output and "Fix:" in run.output
+    for sim in pair.values():
+        assert sim.log() == [], "a switch was contacted despite invalid input"
+
+
+def test_switch_error_is_surfaced_with_its_own_text_nothing_saved_no_password_in_vvv(tmp_path, pair, pki):
+    two = pair["qm8700-02"]
+    two.set_faults({"command_errors": {r"interface ib 1/5 speed hdr force":
+                                       "Port 1/5 is locked by the fabric manager (simulated fault)"}})
+    run = _apply(tmp_path, pair, pki, "-vvv", "--diff")
+    assert "ESTABLISH LOCAL CONNECTION" in run.output, "not a -vvv run"
+    assert PASSWORD not in run.output
+    assert all(PASSWORD not in sim.log_path.read_text() for sim in pair.values())
+    assert run.returncode != 0
+    assert run.counts("qm8700-01")["failed"] == 0 and run.counts("qm8700-01")["changed"] == 1
+    assert run.counts("qm8700-02")["failed"] == 1
+    assert "the switch rejected 'interface ib 1/5 speed hdr force' (json api): Port 1/5 is locked by the fabric " \
+           "manager (simulated fault)" in run.output
+    assert "configuration write" not in two.config_commands()
+    assert two.config("saved")["sm"]["enabled"] is False
+
+
+def test_unreachable_switch_fails_that_host_while_the_other_proceeds(tmp_path, pair, pki):
+    closed = free_port()
+    inventory = write_inventory(tmp_path / "inv", pair, pki, host_overrides={
+        "qm8700-02": {"qm8700_api_port": closed, "qm8700_ssh_port": closed}})
+    run = run_playbook(inventory)
+    assert run.returncode != 0
+    assert run.counts("qm8700-02")["failed"] == 1
+    assert run.counts("qm8700-01")["failed"] == 0 and run.counts("qm8700-01")["changed"] == 1
+    assert f"cannot reach the JSON API at 127.0.0.1:{closed}" in run.output
+    assert f"the SSH CLI fallback failed too: cannot reach the SSH CLI at 127.0.0.1:{closed}" in run.output
+    assert pair["qm8700-01"].config("saved")["sm"]["enabled"] is True
+
+
+def test_cli_fallback_when_the_json_api_is_unreachable(tmp_path, pair, pki):
+    closed = free_port()
+    inventory = write_inventory(tmp_path / "inv", pair, pki, host_overrides={
+        "qm8700-01": {"qm8700_api_port": closed}})
+    run = run_playbook(inventory)
+    assert run.returncode == 0, run.output[-4000:]
+    assert "falling back to the SSH CLI" in run.output
+    one = pair["qm8700-01"]
+    assert {e["transport"] for e in one.log()} == {"cli"} and one.config("saved")["sm"]["priority"] == 15
+    assert {e["transport"] for e in pair["qm8700-02"].log()} == {"json"}
