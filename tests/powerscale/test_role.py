@@ -116,10 +116,14 @@ def exports_by_path(sim) -> dict[str, dict]:
     return {e["paths"][0]: e for e in sim.cluster.exports.values()}
 
 
-def test_first_run_configures_and_second_run_changes_nothing(sim, pki, tmp_path):
+def test_first_run_configures_second_changes_nothing_and_no_password_leaks(sim, pki, tmp_path):
     inv = inventory(sim, pki)
-    first = run_playbook(tmp_path, PLAYBOOK, inventory=inv)
+    # The first run is the most talkative one (creations, diffs): run it at -vvv and search it for the password.
+    first = run_playbook(tmp_path, PLAYBOOK, inventory=inv, args=["-vvv", "--diff"], json_output=False)
     assert first.rc == 0, first.stdout[-5000:] + first.stderr[-2000:]
+    assert "powerscale_nfs_export" in first.stdout and "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER" in first.stdout
+    assert API_PASSWORD not in first.stdout and API_PASSWORD not in first.stderr
+    assert "changed=4" in first.stdout  # pool, directories, exports, quota (the recap counts tasks)
     exports = exports_by_path(sim)
     assert sorted(exports) == ["/ifs/data/scratch", "/ifs/data/training"]
     training = exports["/ifs/data/training"]
@@ -132,13 +136,19 @@ def test_first_run_configures_and_second_run_changes_nothing(sim, pki, tmp_path)
     assert quota["thresholds"]["soft_grace"] == 3600 and quota["enforced"] is True
     (pool,) = sim.cluster.pools.values()
     assert pool["sc_dns_zone"] == "dl.storage.example.com" and pool["ifaces"] == [{"iface": "storage0", "lnn": 1}]
-    assert first.changed_total == 4  # pool, directories, exports, quota (stats count tasks, not items)
 
     sim.requests.clear()
     second = run_playbook(tmp_path, PLAYBOOK, inventory=inv)
     assert second.rc == 0, second.stdout[-5000:] + second.stderr[-2000:]
     assert second.changed_total == 0, json.dumps(second.data["stats"])
     assert sim.mutating_requests() == []
+
+    # No file the runs wrote (fact cache, ansible temp dirs, ...) holds the password.
+    written = [p for p in Path(tmp_path).rglob("*") if p.is_file()]
+    assert any("ansible-local" in str(p) for p in Path(tmp_path).rglob("*")), "the runs' temp dir was used"
+    assert [str(p) for p in written if API_PASSWORD.encode() in p.read_bytes()] == []
+    repo_cache = Path(__file__).resolve().parents[2] / ".cache"
+    assert all(API_PASSWORD.encode() not in p.read_bytes() for p in repo_cache.rglob("*") if p.is_file())
 
 
 def test_check_diff_on_a_fresh_cluster_sends_nothing(sim, pki, tmp_path):
@@ -198,17 +208,3 @@ def test_old_onefs_release_is_refused_before_any_change(sim, pki, tmp_path, monk
     msg = run.result("Cluster | OneFS release is at least powerscale_onefs_min_version")["msg"]
     assert "OneFS 8.1.2.0" in msg and "powerscale_onefs_min_version=8.2.1" in msg
     assert sim.mutating_requests() == []
-
-
-def test_password_in_no_vvv_output_and_no_written_file(sim, pki, tmp_path):
-    run = run_playbook(tmp_path, PLAYBOOK, inventory=inventory(sim, pki), args=["-vvv", "--diff"],
-                       json_output=False)
-    assert run.rc == 0, run.stdout[-5000:] + run.stderr[-2000:]
-    assert "powerscale_nfs_export" in run.stdout and "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER" in run.stdout
-    assert API_PASSWORD not in run.stdout and API_PASSWORD not in run.stderr
-    written = [p for p in Path(tmp_path).rglob("*") if p.is_file()]
-    assert any("ansible-local" in str(p) for p in Path(tmp_path).rglob("*")), "the run's temp dir was used"
-    leaks = [str(p) for p in written if API_PASSWORD.encode() in p.read_bytes()]
-    assert leaks == []
-    repo_cache = Path(__file__).resolve().parents[2] / ".cache"
-    assert all(API_PASSWORD.encode() not in p.read_bytes() for p in repo_cache.rglob("*") if p.is_file())
