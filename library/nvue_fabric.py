@@ -31,7 +31,8 @@ description:
     the like fails the task with the switch's own issue text; so does any HTTP error.
   - After applying (or when nothing changed) the operational state is checked (C(GET /nvue_v1/interface),
     C(GET /nvue_v1/mlag)), that is MTU, bridge membership and access VLAN, link up, MLAG peer alive.
-  - In check mode only GET requests are made; the diff shows what would change.
+  - In check mode only GET requests are made; the diff shows what would change, and when nothing would change the
+    operational state is verified as in a normal run.
   - TLS is verified by default; the password is never logged.
 version_added: "0.1.0"
 author: powerscale-dgx-ra
@@ -188,8 +189,8 @@ def main() -> None:
                 "before_header": f"{plan.get('switch')} NVUE applied",
                 "after_header": f"{plan.get('switch')} storage fabric plan",
             }
-        if module.check_mode:
-            module.exit_json(**result)
+        if module.check_mode and changes:
+            module.exit_json(**result)  # only GETs were made; nothing to verify against yet
         if changes:
             revision = client.create_revision()
             result["revision"] = revision

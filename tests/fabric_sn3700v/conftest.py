@@ -114,7 +114,7 @@ def fabric_vars(**overrides: Any) -> dict[str, Any]:
     """The storage_fabric group_vars of the lab inventory, for the nvue method against simulators."""
     data = yaml.safe_load((ROOT / "inventories/lab/group_vars/all/storage_fabric.yml").read_text())
     data.update({"storage_fabric_method": "nvue", "storage_fabric_password": PASSWORD,
-                 "sn3700v_verify_wait_seconds": 3, "sn3700v_nvue_apply_timeout": 20})
+                 "sn3700v_verify_wait_seconds": 1, "sn3700v_nvue_apply_timeout": 20})
     data.update(overrides)
     return data
 
