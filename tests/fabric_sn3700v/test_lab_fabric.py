@@ -4,8 +4,9 @@ Marked `lab`: `pytest -m lab tests/fabric_sn3700v/test_lab_fabric.py`, with `pyt
 run in file order and build on each other:
   the switch is returned to its unconfigured state (our region removed, ifreload) -> a jumbo ping from dgx01 to
   powerscale01's storage address fails -> fabric.yml configures sn3700v01 -> the same ping succeeds and the
-  kernel shows the bridge -> a second run and a --check run report 0 changed -> a foreign stanza and the
-  management configuration survive -> no secret in any output.
+  kernel shows the bridge -> a second run and a --check run report 0 changed -> one port changed by hand is put
+  back alone -> a foreign stanza and the management configuration survive -> ifupdown2's own rejection text is
+  reported -> an unreachable second switch fails alone -> no secret in any output.
 """
 
 from __future__ import annotations
@@ -108,6 +109,26 @@ def test_second_run_and_check_run_change_nothing():
     assert rc == 0 and recap["sn3700v01"]["changed"] == 0, out[-6000:]
     rc, out, recap = fabric("--check", "--diff")
     assert rc == 0 and recap["sn3700v01"]["changed"] == 0, out[-6000:]
+
+
+def test_one_drifted_port_is_repaired_alone():
+    # Someone changes swp2 by hand (file and kernel); the next run puts back exactly that port.
+    drift = ssh("sn3700v01", "python3 - <<'EOF'\n"
+                "p = '/etc/network/interfaces'\n"
+                "s = open(p).read()\n"
+                "head, sep, tail = s.partition('iface swp2\\n')\n"
+                "open(p, 'w').write(head + sep + tail.replace('mtu 9216', 'mtu 1500', 1))\n"
+                "EOF\n"
+                "ip link set swp2 mtu 1500")
+    assert drift.returncode == 0, drift.stderr
+    rc, out, recap = fabric("--diff")
+    assert rc == 0 and recap["sn3700v01"]["changed"] >= 1, out[-6000:]
+    removed = [line for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert removed == ["-    mtu 1500"] and added == ["+    mtu 9216"], (removed, added)
+    link = json.loads(ssh("sn3700v01", "ip -j link show swp2").stdout)[0]
+    assert link["mtu"] == 9216
+    assert ssh("dgx02", JUMBO_PING, timeout=60).returncode == 0
 
 
 def test_switch_settings_outside_the_inventory_survive():
