@@ -1103,6 +1103,11 @@ def evaluate(site: Site) -> list[Problem]:
     return sorted(problems, key=lambda p: p.severity != ERROR)
 
 
+def cell(value: Any) -> str:
+    """A table cell: one line, and no column separator inside it (the table stays machine-readable)."""
+    return " ".join(str("" if value is None else value).split()).replace(" | ", " / ")
+
+
 def render_table(rows: list[Mapping[str, Any]], title: str = "preflight") -> str:
     """The one table: host | variable | value | problem | fix. Problems carry their severity as a prefix."""
     errors = sum(1 for r in rows if r.get("severity") == ERROR)
@@ -1111,8 +1116,8 @@ def render_table(rows: list[Mapping[str, Any]], title: str = "preflight") -> str
     if not rows:
         return head + " - every rule passed"
     cols = ("host", "variable", "value", "problem", "fix")
-    cells = [[str(r.get("host", "")), str(r.get("variable", "")), str(r.get("value", "")),
-              f"{'ERROR' if r.get('severity') == ERROR else 'WARNING'}: {r.get('problem', '')}", str(r.get("fix", ""))]
+    cells = [[cell(r.get("host")), cell(r.get("variable")), cell(r.get("value")),
+              f"{'ERROR' if r.get('severity') == ERROR else 'WARNING'}: {cell(r.get('problem'))}", cell(r.get("fix"))]
              for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols[:-1])]
 

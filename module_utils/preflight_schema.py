@@ -118,8 +118,8 @@ class Enum(Spec):
 
     def check(self, value: Any, path: str) -> list[Finding]:
         if isinstance(value, bool) or value not in self.choices:
-            shown = " | ".join(str(c) for c in self.choices)
-            return self.bad(value, path, f"must be one of {shown}", self.hint or f"set one of {shown}")
+            shown = ", ".join(str(c) for c in self.choices)
+            return self.bad(value, path, f"must be one of: {shown}", self.hint or f"set one of: {shown}")
         return []
 
 
