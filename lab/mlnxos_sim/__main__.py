@@ -56,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mlnxos_sim {args.name}: https://{args.listen}:{args.https_port} ssh {args.listen}:{args.ssh_port} "
           f"state {args.state}", flush=True)
     stop.wait()
-    api.shutdown()
+    # Close the listening sockets and leave: the daemon threads end with the process (a shutdown() of the HTTP
+    # server would wait for its poll interval for nothing).
+    api.server_close()
     cli.shutdown()
     return 0
 

@@ -122,6 +122,9 @@ class Sim:
         return self.state.with_suffix(".log")
 
     def start(self) -> Sim:
+        return self.launch().wait()
+
+    def launch(self) -> Sim:
         argv = self.argv or [
             sys.executable, "-m", "lab.mlnxos_sim", "--name", self.name, "--https-port", str(self.https_port),
             "--ssh-port", str(self.ssh_port), "--state", str(self.state), "--cert", str(self.pki.cert),
@@ -130,6 +133,9 @@ class Sim:
         with (self.state_dir / f"{self.name}.out").open("a") as output:
             self.process = subprocess.Popen(argv, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT,
                                             text=True, start_new_session=True)
+        return self
+
+    def wait(self) -> Sim:
         wait_port(self.https_port)
         wait_port(self.ssh_port)
         return self
@@ -189,7 +195,9 @@ def pair(tmp_path, pki, password_file, host_key):
         state_dir = tmp_path / "mlnxos"
         state_dir.mkdir(exist_ok=True)
         shutil.copy(host_key, state_dir / f"{name}.ssh_host_key")
-        sims[name] = Sim(name, state_dir, pki, password_file).start()
+        sims[name] = Sim(name, state_dir, pki, password_file).launch()
+    for sim in sims.values():
+        sim.wait()
     yield sims
     for sim in sims.values():
         sim.stop()

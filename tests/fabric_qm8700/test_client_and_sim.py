@@ -1,0 +1,194 @@
+"""module_utils/mlnxos_client against the simulator, and the simulator's own promises: TLS and login enforcement,
+the switch's error text on both transports, CLI text output, persistence across restarts, the SM election."""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+import time
+import urllib.error
+import urllib.request
+
+import paramiko
+import pytest
+from ansible.module_utils import mlnxos_fabric as fabric
+from ansible.module_utils.mlnxos_client import (
+    Endpoint,
+    MlnxosAuthError,
+    MlnxosCommandError,
+    MlnxosError,
+    Switch,
+    check_results,
+)
+
+from .conftest import PASSWORD
+
+
+def endpoint(sim, pki, **changes) -> Endpoint:
+    values = {"host": "127.0.0.1", "username": "admin", "password": PASSWORD, "api_port": sim.https_port,
+              "ssh_port": sim.ssh_port, "ca_path": str(pki.ca), "timeout": 10}
+    values.update(changes)
+    return Endpoint(**values)
+
+
+@pytest.mark.parametrize("transport", ["json", "cli"])
+def test_both_transports_read_the_same_state(pair, pki, transport):
+    sim = pair["qm8700-01"]
+    switch = Switch(endpoint(sim, pki), transport)
+    live = fabric.parse_live_state(switch.run(list(fabric.SHOW_COMMANDS)))
+    switch.close()
+    assert live.version == "3.9.0606" and live.hostname.startswith("switch-")
+    assert sorted(live.ports, key=lambda n: int(n.split("/")[1])) == [f"1/{n}" for n in range(1, 41)]
+    assert live.partitions["Default"].pkey == 0x7FFF and live.sm_state == "disabled"
+    assert {e["transport"] for e in sim.log()} == {"json" if transport == "json" else "cli"}
+
+
+def test_json_api_error_carries_the_switch_text_and_stops_the_batch(pair, pki):
+    sim = pair["qm8700-01"]
+    switch = Switch(endpoint(sim, pki), "json")
+    with pytest.raises(MlnxosCommandError) as caught:
+        switch.run(["ib sm priority 3", "interface ib 1/41 speed hdr force", "ib sm"])
+    assert caught.value.switch_message == "Interface ib 1/41 does not exist"
+    assert "the switch rejected 'interface ib 1/41 speed hdr force' (json api)" in str(caught.value)
+    assert sim.config()["sm"] == {"enabled": False, "priority": 3}, "the switch must stop at the failing command"
+    with pytest.raises(MlnxosCommandError, match='Unrecognized command "frobnicate"'):
+        switch.run(["frobnicate"])
+    switch.close()
+
+
+def test_cli_error_is_the_percent_line(pair, pki):
+    switch = Switch(endpoint(pair["qm8700-01"], pki), "cli")
+    with pytest.raises(MlnxosCommandError) as caught:
+        switch.run(["ib partition Default mtu 8K force"])
+    assert caught.value.switch_message.startswith('% Invalid MTU "8K"')
+    switch.run(["ib partition Default mtu 4K force"])  # the session is still usable after an error
+    switch.close()
+
+
+def test_check_results_is_strict():
+    assert check_results(["a"], {"results": [{"status": "OK", "data": {"x": 1}}]}) == [{"x": 1}]
+    with pytest.raises(MlnxosCommandError, match="not executed"):
+        check_results(["a", "b"], {"results": [{"status": "OK", "data": ""}]})
+    with pytest.raises(MlnxosError, match="no 'results'"):
+        check_results(["a"], {"unexpected": True})
+
+
+def test_wrong_password_is_refused_without_echoing_it(pair, pki):
+    wrong = "Not-The-Password-42"
+    for transport in ("json", "cli"):
+        switch = Switch(endpoint(pair["qm8700-01"], pki, password=wrong), transport)
+        with pytest.raises(MlnxosAuthError) as caught:
+            switch.run(["show version"])
+        assert wrong not in str(caught.value) and "refused" in str(caught.value)
+    assert [e["status"] for e in pair["qm8700-01"].log() if e["command"].startswith("<")] == ["ERROR", "ERROR"]
+
+
+def test_tls_is_verified_by_default(pair, pki):
+    untrusted = Switch(endpoint(pair["qm8700-01"], pki, ca_path=str(pki.other_ca)), "json", cli_fallback=True)
+    with pytest.raises(MlnxosError, match=r"TLS verification of 127\.0\.0\.1") as caught:
+        untrusted.run(["show version"])
+    assert "ca_path" in str(caught.value) and untrusted.warnings == [], "TLS failure must not fall back to SSH"
+    opted_out = Switch(endpoint(pair["qm8700-01"], pki, ca_path=None, validate_certs=False), "json")
+    assert fabric.parse_version(opted_out.run(["show version"])[0]) == "3.9.0606"
+
+
+def test_json_api_requires_a_session(pair, pki):
+    context = ssl.create_default_context(cafile=str(pki.ca))
+    request = urllib.request.Request(f"https://127.0.0.1:{pair['qm8700-01'].https_port}/admin/launch?script=json",
+                                     data=json.dumps({"cmd": "show version"}).encode(), method="POST")
+    with urllib.request.urlopen(request, context=context, timeout=10) as response:
+        assert "template=login" in response.geturl() and b"f_password" in response.read()
+
+
+def test_session_lost_on_restart_is_renewed(pair, pki):
+    sim = pair["qm8700-01"]
+    switch = Switch(endpoint(sim, pki), "json")
+    switch.run(["show version"])
+    sim.stop()
+    sim.start()
+    assert fabric.parse_version(switch.run(["show version"])[0]) == "3.9.0606"
+    assert [e["command"] for e in sim.log()].count("<web login>") == 2
+
+
+def test_saved_configuration_survives_a_restart_unsaved_does_not(pair, pki):
+    sim = pair["qm8700-01"]
+    switch = Switch(endpoint(sim, pki), "json")
+    switch.run(["hostname saved-name", "configuration write", "ib sm priority 9"])
+    sim.stop()
+    sim.start()
+    live = fabric.parse_live_state(Switch(endpoint(sim, pki), "json").run(list(fabric.SHOW_COMMANDS)))
+    assert live.hostname == "saved-name" and live.sm_priority == 0
+
+
+def test_cli_text_output_prompts_and_modes(pair, pki):
+    sim = pair["qm8700-01"]
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+    client.connect("127.0.0.1", port=sim.ssh_port, username="admin", password=PASSWORD, look_for_keys=False,
+                   allow_agent=False)
+    shell = client.invoke_shell()
+
+    def send(line: str) -> str:
+        shell.send(line + "\n")
+        output, deadline = "", time.monotonic() + 10
+        # until the echo of this line and the prompt after it have arrived
+        while time.monotonic() < deadline and not (line in output and output.rstrip().endswith((">", "#"))):
+            time.sleep(0.02)
+            while shell.recv_ready():
+                output += shell.recv(65536).decode()
+        return output
+
+    banner = send("")
+    assert "MLNX-OS" in banner and "[standalone: master] >" in banner
+    assert '% Unrecognized command "hostname".' in send("hostname x")  # not in user mode
+    assert send("enable").rstrip().endswith("#")
+    assert send("configure terminal").rstrip().endswith("(config) #")
+    assert send("interface ib 1/2").rstrip().endswith("(config interface ib 1/2) #")
+    send("speed edr force")
+    send("exit")
+    status = send("show interfaces ib status")
+    assert "Logical port state" in status and "IB1/2" in status
+    detail = send("show interfaces ib 1/2")
+    assert re.search(r"Configured speeds:\s+edr\r\n", detail), detail
+    assert "##" in send("show running-config") and "interface ib 1/2 speed edr force" in send("show running-config")
+    client.close()
+
+
+def test_split_port_lifecycle_on_the_simulator(pair, pki):
+    switch = Switch(endpoint(pair["qm8700-01"], pki), "json")
+    with pytest.raises(MlnxosCommandError, match="must be administratively disabled"):
+        switch.run(["interface ib 1/30 module-type qsfp-split-2 force"])
+    desired, errors = fabric.validate_desired({"ports": [{"range": "1/30", "speed": "hdr", "split": "2"}]})
+    assert errors == []
+    live = fabric.parse_live_state(switch.run(list(fabric.SHOW_COMMANDS)))
+    switch.run(fabric.plan(desired, live).commands)
+    live = fabric.parse_live_state(switch.run(list(fabric.SHOW_COMMANDS)))
+    assert "1/30" not in live.ports and live.ports["1/30/1"].speeds == ["hdr"] and live.ports["1/30/2"].admin_enabled
+    assert fabric.plan(desired, live).commands == []
+
+
+def test_links_come_up_at_the_best_common_speed_and_split_ports_at_half_rate(pair, pki):
+    sim = pair["qm8700-01"]
+    sim.set_faults({"links": {"1/1": "hdr", "1/2": "edr"}})
+    switch = Switch(endpoint(sim, pki), "json")
+    switch.run(["interface ib 1/1 speed hdr force"])
+    ports = fabric.parse_ib_interfaces(switch.run(["show interfaces ib"])[0])
+    assert (ports["1/1"].oper_up, ports["1/1"].actual_speed, ports["1/1"].line_rate_gbps) == (True, "hdr", 200.0)
+    assert (ports["1/2"].actual_speed, ports["1/2"].line_rate_gbps) == ("edr", 100.0)
+    assert not ports["1/3"].oper_up
+
+
+def test_sm_election_through_the_shared_subnet_file(pair, pki):
+    one, two = (Switch(endpoint(pair[n], pki), "json") for n in ("qm8700-01", "qm8700-02"))
+
+    def state(switch) -> str:
+        return fabric.parse_sm(switch.run(["show ib sm"])[0])[2]
+
+    one.run(["ib sm priority 14", "ib sm"])
+    two.run(["ib sm priority 14", "ib sm"])
+    assert sorted([state(one), state(two)]) == ["master", "standby"], "equal priorities still elect one master"
+    two.run(["ib sm priority 15"])
+    assert (state(one), state(two)) == ("standby", "master")
+    pair["qm8700-02"].stop()  # the master goes away: the standby takes over
+    assert state(one) == "master"
