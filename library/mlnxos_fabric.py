@@ -104,9 +104,9 @@ options:
         required: true
       speed:
         description: The one speed to enable (C(interface ib P speed SPEED force)). C(hdr) is 200 Gb/s, or
-          100 Gb/s (HDR100) on a split port.
+          100 Gb/s (HDR100) on a split port; C(hdr100) is accepted for a split port and sent as C(hdr).
         type: str
-        choices: [sdr, ddr, qdr, fdr10, fdr, edr, hdr]
+        choices: [sdr, ddr, qdr, fdr10, fdr, edr, hdr, hdr100]
         default: hdr
       split:
         description: C(none) for one 4X port, C(2) to split it into 1/N/1 and 1/N/2 (module-type qsfp-split-2).

@@ -210,7 +210,7 @@ def _validate_ports(ports: Any, errors: list[InputError]) -> list[ModuleSpec]:
                                      f"a QM8700 has ports 1/1 to 1/{QM8700_PORT_COUNT}"))
             continue
         speed = str(entry.get("speed", "hdr")).lower()
-        if speed not in IB_SPEEDS:
+        if speed not in (*IB_SPEEDS, "hdr100"):
             errors.append(InputError(f"{where}.speed", entry.get("speed"), "not an InfiniBand speed",
                                      f"use one of {', '.join(IB_SPEEDS)} (hdr for 200 Gb/s)"))
             continue
@@ -219,6 +219,13 @@ def _validate_ports(ports: Any, errors: list[InputError]) -> list[ModuleSpec]:
             errors.append(InputError(f"{where}.split", entry.get("split"), "not a QM8700 split mode",
                                      "use none (one HDR port) or 2 (two HDR100 ports)"))
             continue
+        if speed == "hdr100":
+            # HDR100 is HDR signalling on the two lanes of a split port: the switch is told `speed hdr`.
+            if split != "2":
+                errors.append(InputError(f"{where}.speed", entry.get("speed"), "HDR100 exists only on a split port",
+                                         "set split: 2 for two HDR100 ports, or speed: hdr for one 200 Gb/s port"))
+                continue
+            speed = "hdr"
         description = entry.get("description", "") or ""
         if not isinstance(description, str) or '"' in description or len(description) > 64:
             errors.append(InputError(f"{where}.description", description,

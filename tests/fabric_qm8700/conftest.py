@@ -246,13 +246,19 @@ RECAP_RE = re.compile(r"^(\S+)\s+:\s+((?:\w+=\d+\s*)+)$", re.M)
 
 
 def run_playbook(inventory: Path, *args: str, playbook: Path = PLAY, env: dict[str, str] | None = None,
-                 timeout: int = 300) -> PlaybookRun:
+                 timeout: int = 300, cache_dir: Path | None = None) -> PlaybookRun:
+    """ansible-playbook with the project's ansible.cfg; the fact cache goes to a test directory (cache_dir, by
+    default next to a test-written inventory), never into the repository."""
+    if cache_dir is None:
+        if ROOT in inventory.resolve().parents:
+            raise ValueError("give cache_dir for an inventory of the repository")
+        cache_dir = inventory / "facts"
     environment = dict(os.environ)
     environment.update({"QM8700_PASSWORD": PASSWORD, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
                         "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
                         # one line per result: messages are searched as substrings, YAML would fold them
                         "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
-                        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(inventory / "facts")})
+                        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(cache_dir)})
     environment.update(env or {})
     proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(playbook), *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=environment)

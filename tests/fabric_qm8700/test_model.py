@@ -43,6 +43,7 @@ def test_lab_inventory_is_valid_and_expands_sixteen_hdr_ports():
     ([{"range": "1/4-1/2"}], "ports[0].range", "backwards"),
     ([{"range": "1/1", "speed": "400g"}], "ports[0].speed", "not an InfiniBand speed"),
     ([{"range": "1/1", "split": 4}], "ports[0].split", "split mode"),
+    ([{"range": "1/1", "speed": "hdr100"}], "ports[0].speed", "only on a split port"),
     ([{"range": "1/1-1/2"}, {"range": "1/2"}], "ports[1].range", "declared twice"),
 ])
 def test_bad_ports_are_named_with_value_and_fix(ports, option, needle):
@@ -98,7 +99,9 @@ def test_plan_sends_only_the_difference_priority_before_enable():
 
 
 def test_plan_split_shuts_ports_before_module_type_and_configures_subports():
-    desired, _ = desired_from_inventory(ports=[{"range": "1/20", "speed": "hdr", "split": "2", "description": "x"}])
+    desired, errors = desired_from_inventory(
+        ports=[{"range": "1/20", "speed": "hdr100", "split": "2", "description": "x"}])
+    assert errors == []
     commands = fabric.plan(desired, live_state()).commands
     assert commands == [
         "interface ib 1/20 shutdown", "interface ib 1/20 module-type qsfp-split-2 force",
