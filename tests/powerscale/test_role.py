@@ -23,7 +23,8 @@ PLAYBOOK = """
 """
 
 
-def inventory(sim, pki, *, prune: bool = False, extra_exports: str = "", quota_soft: int = 201326592) -> str:
+def inventory(sim, pki, *, prune: bool = False, extra_exports: str = "", quota_soft: int = 201326592,
+              ps_address: str = "198.51.100.21", mtu: int = 9000) -> str:
     return f"""
 all:
   vars:
@@ -39,7 +40,7 @@ all:
     powerscale_api_retry_backoff_s: 0.01
     powerscale_access_zone: System
     powerscale_onefs_min_version: "8.2.1"
-    powerscale_pool_mtu: 9000
+    powerscale_pool_mtu: {mtu}
     powerscale_smartconnect:
       enabled: true
       groupnet: groupnet0
@@ -103,7 +104,7 @@ all:
         powerscale01:
           powerscale_lnn: 1
           storage_nics:
-            - {{name: storage0, address: 198.51.100.21/24, mtu: 9000}}
+            - {{name: storage0, address: {ps_address}/24, mtu: 9000}}
 """
 
 
@@ -208,3 +209,20 @@ def test_old_onefs_release_is_refused_before_any_change(sim, pki, tmp_path, monk
     msg = run.result("Cluster | OneFS release is at least powerscale_onefs_min_version")["msg"]
     assert "OneFS 8.1.2.0" in msg and "powerscale_onefs_min_version=8.2.1" in msg
     assert sim.mutating_requests() == []
+
+
+def test_static_mapping_and_subnet_mtu_are_checked_against_the_cluster(sim, pki, tmp_path):
+    run = run_playbook(tmp_path, PLAYBOOK, inventory=inventory(sim, pki, ps_address="198.51.100.99", mtu=1500))
+    assert run.rc != 0
+    mtu = run.result("Cluster | SmartConnect subnet MTU matches the DGX storage NICs")
+    assert mtu["failed"] is True and "MTU 9000" in mtu["msg"] and "MTU\n1500" not in mtu["msg"]
+    assert "powerscale_pool_mtu" in mtu["msg"]
+    assert sim.mutating_requests() == []
+    run = run_playbook(tmp_path, PLAYBOOK, inventory=inventory(sim, pki, ps_address="198.51.100.99"))
+    assert run.rc != 0
+    static = run.result("Cluster | static mapping - each DGX's PowerScale address is up on the mapped node interface")
+    messages = " ".join(r.get("msg", "") for r in static["results"])
+    assert "nfs_server_map[dgx01]" in messages and "no interface storage0 of LNN 1 holds 198.51.100.99" in messages
+    # the pool is the one change allowed before this check (the node addresses come from it); nothing else
+    assert [(r.method, r.path) for r in sim.mutating_requests()] == [
+        ("POST", "/platform/3/network/groupnets/groupnet0/subnets/subnet0/pools")]
