@@ -236,6 +236,11 @@ desired:
   description: The validated, normalized input.
   returned: always
   type: dict
+applied:
+  description: When a configuration command fails, the commands before it (in the running configuration, unsaved).
+  returned: on a rejected configuration command
+  type: list
+  elements: str
 diff:
   description: Before and after of the managed settings, one per line.
   returned: when diff mode is on
@@ -247,6 +252,7 @@ from dataclasses import asdict  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.mlnxos_client import (  # noqa: E402
     CONNECTION_ARGUMENT_SPEC,
+    MlnxosCommandError,
     MlnxosError,
     switch_from_params,
 )
@@ -310,7 +316,14 @@ def main() -> None:
                               "after_header": f"{params['api_host']} (declared)"}
         if todo.commands and not module.check_mode:
             # One request: the switch stops at the first failing command, so a failure never reaches the write.
-            switch.run([*todo.commands, "configuration write"])
+            try:
+                switch.run([*todo.commands, "configuration write"])
+            except MlnxosCommandError as exc:
+                applied = todo.commands[:exc.index]
+                module.fail_json(
+                    msg=f"{params['api_host']}: {exc}. {len(applied)} command(s) before it are in the running "
+                    "configuration, which was not saved (no configuration write): fix the cause and run again, "
+                    "or reload the switch to return to its saved configuration", applied=applied, **result)
             result["saved"] = True
     except (MlnxosError, ParseError) as exc:
         module.fail_json(msg=f"{params['api_host']}: {exc}", **result)

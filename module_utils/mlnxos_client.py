@@ -38,6 +38,7 @@ except ImportError:  # pragma: no cover - the client is also usable without Ansi
 
 LOGIN_PATH = "/admin/launch?script=rh&template=login&action=login"
 JSON_PATH = "/admin/launch?script=json"
+LOGOUT_PATH = "/admin/launch?script=rh&template=logout"
 # hostname [standalone: master] > | # | (config) # | (config interface ib 1/1) #
 PROMPT_RE = re.compile(r"(?m)^\S+ \[[^\]]*\] (?:\([^)]*\) )?[>#] ?$")
 
@@ -55,9 +56,10 @@ class MlnxosAuthError(MlnxosError):
 
 
 class MlnxosCommandError(MlnxosError):
-    def __init__(self, command: str, message: str, transport: str):
+    def __init__(self, command: str, message: str, transport: str, index: int = 0):
         self.command = command
         self.switch_message = message
+        self.index = index  # position of the failed command in the batch: those before it were applied
         super().__init__(f"the switch rejected '{command}' ({transport}): {message}")
 
 
@@ -96,12 +98,12 @@ def check_results(commands: list[str], payload: Any, transport: str = "json api"
     for index, command in enumerate(commands):
         if index >= len(results):
             raise MlnxosCommandError(command, "not executed: the switch stopped before this command "
-                                     f"({len(results)} of {len(commands)} results)", transport)
+                                     f"({len(results)} of {len(commands)} results)", transport, index)
         result = results[index]
         status = str(result.get("status", "")).upper()
         if status != "OK":
             message = str(result.get("status_message") or "").strip() or f"status {status or 'missing'}"
-            raise MlnxosCommandError(str(result.get("executed_command") or command), message, transport)
+            raise MlnxosCommandError(str(result.get("executed_command") or command), message, transport, index)
         data.append(result.get("data"))
     return data
 
@@ -124,7 +126,7 @@ class JsonApiTransport:
         self.base = f"https://{endpoint.host}:{endpoint.api_port}"
         self.logged_in = False
 
-    def _open(self, method: str, path: str, data: bytes, headers: dict[str, str]):
+    def _open(self, method: str, path: str, data: bytes | None, headers: dict[str, str]):
         where = self.endpoint.where(self.endpoint.api_port)
         try:
             return self.request.open(method, self.base + path, data=data, headers=headers)
@@ -180,6 +182,11 @@ class JsonApiTransport:
         raise MlnxosError("JSON API session could not be re-established")  # pragma: no cover
 
     def close(self) -> None:
+        """Log out (switches allow few web sessions), best effort: the work is done, a failed logout is not news."""
+        if self.logged_in:
+            with contextlib.suppress(MlnxosError):
+                self._open("GET", LOGOUT_PATH, None, {}).read()
+        self.logged_in = False
         self.cookies.clear()
 
 
@@ -257,7 +264,7 @@ class CliTransport:
         if self.channel is None:
             self.connect()
         data: list[Any] = []
-        for command in commands:
+        for index, command in enumerate(commands):
             if command.startswith("show "):
                 text = self._command(command + " | json-print")
                 try:
@@ -265,7 +272,11 @@ class CliTransport:
                 except ValueError:
                     raise MlnxosError(f"'{command} | json-print' did not print JSON: {text[:300]!r}") from None
             else:
-                data.append(self._command(command) or None)
+                try:
+                    data.append(self._command(command) or None)
+                except MlnxosCommandError as exc:
+                    exc.index = index
+                    raise
         return data
 
     def close(self) -> None:

@@ -91,6 +91,7 @@ def test_switch_error_is_surfaced_with_its_own_text_nothing_saved_no_password_in
     assert run.counts("qm8700-02")["failed"] == 1
     assert "the switch rejected 'interface ib 1/5 speed hdr force' (json api): Port 1/5 is locked by the fabric " \
            "manager (simulated fault)" in run.output
+    assert "command(s) before it are in the running configuration, which was not saved" in run.output
     assert "configuration write" not in two.config_commands()
     assert two.config("saved")["sm"]["enabled"] is False
 
