@@ -8,7 +8,13 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.cumulus_ifupdown import check, foreign_definitions, merge, sourced_patterns
+from ansible.module_utils.cumulus_ifupdown import (
+    check,
+    foreign_definitions,
+    merge,
+    sourced_patterns,
+    unknown_options,
+)
 
 DOCUMENTATION = r"""
 ---
@@ -21,7 +27,8 @@ description:
     is adopted into the region; options the role does not set are carried over, never dropped.
   - "Refuses to run when a file included with C(source) (interfaces.d) defines an interface the role owns: that
     file is not ours to edit, and two owners would fight."
-  - Checks the new file with a structural Python check, then with ifupdown2's own parser on a temporary copy
+  - Checks the new file with a structural Python check (and the role's own stanzas for option names ifupdown2
+    does not know, which its syntax check lets through), then with ifupdown2's own parser on a temporary copy
     (I(validate), default C(ifup -a -s -i %s)), and only then moves it into place atomically. The check's own
     text is returned when it rejects the file.
   - Supports check mode and diff mode. It does not reload anything; notify a handler that runs C(ifreload -a).
@@ -122,7 +129,7 @@ def main() -> None:
             "inventory) so that one owner remains.",
             conflicts=conflicts,
         )
-    problems = check(result.text)
+    problems = unknown_options(module.params["stanzas"]) + check(result.text)
     if problems:
         module.fail_json(msg="the rendered interfaces file is not sound, nothing was changed: " + "; ".join(problems),
                          problems=problems)

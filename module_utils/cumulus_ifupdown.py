@@ -215,6 +215,22 @@ def foreign_definitions(text: str, owned: list[str]) -> list[str]:
     return sorted({s.name for s in parse(text).stanzas() if s.name in owned_set})
 
 
+# ifupdown2 options the role's templates may emit. ifupdown2's own syntax check (ifup -s) accepts an unknown
+# option name silently, so a template typo is caught here instead.
+KNOWN_OPTIONS = {
+    "address", "alias", "mtu", "link-speed", "link-duplex", "link-autoneg", "link-type",
+    "bridge-access", "bridge-vids", "bridge-pvid", "bridge-ports", "bridge-vlan-aware",
+    "bond-slaves", "bond-mode", "bond-lacp-rate", "bond-min-links", "bond-lacp-bypass-allow", "clag-id",
+    "clagd-peer-ip", "clagd-backup-ip", "clagd-sys-mac", "clagd-priority", "clagd-args",
+}
+
+
+def unknown_options(text: str) -> list[str]:
+    """Options in ``text`` (the role's own stanzas) that ifupdown2 does not know: template bugs."""
+    return [f"iface {s.name}: unknown option {key}" for s in parse(text).stanzas()
+            for key, _ in s.options if key not in KNOWN_OPTIONS]
+
+
 # --- a Python check of a rendered file, for tests and as a first gate before ifupdown2's own check ---
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")

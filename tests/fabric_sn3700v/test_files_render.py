@@ -6,7 +6,7 @@ from __future__ import annotations
 import jinja2
 import pytest
 from ansible.module_utils.cumulus_fabric import derive_plan
-from ansible.module_utils.cumulus_ifupdown import BEGIN_MARK, END_MARK, check, merge, parse
+from ansible.module_utils.cumulus_ifupdown import BEGIN_MARK, END_MARK, check, merge, parse, unknown_options
 
 from .inventory_data import ROOT, settings_for
 
@@ -53,7 +53,7 @@ def stanza(text: str, name: str):
                                                     ("lab", "sn3700v01")])
 def test_rendered_stanzas_pass_the_check(inventory, switch):
     text = render("interfaces.managed.j2", inventory, switch)
-    assert check(text) == []
+    assert check(text) == [] and unknown_options(text) == []
     assert check(merge(CUMULUS_DEFAULT, text, []).text) == []
 
 
@@ -127,3 +127,8 @@ def test_checker_catches_what_a_template_bug_would_break():
 def test_frr_block_sets_router_id_from_the_loopback():
     text = render("frr.block.j2", "production", "sn3700v02")
     assert "hostname sn3700v02" in text and "ip router-id 192.0.2.252" in text
+
+
+def test_option_names_ifupdown2_would_let_through_are_caught():
+    assert unknown_options("auto swp1\niface swp1\n    link-sped 100000\n    mtu 9216\n") == [
+        "iface swp1: unknown option link-sped"]

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from .test_files_render import render
+
 pytestmark = pytest.mark.lab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,15 +143,16 @@ def test_switch_settings_outside_the_inventory_survive():
 
 def test_switch_rejection_is_reported_in_its_own_words():
     before = ssh("sn3700v01", "md5sum /etc/network/interfaces").stdout
-    bad = "auto swp1\niface swp1\n    mtu 9216\n    bridge-access abc\n"
+    # The role's own stanzas with one value only the switch's parser judges (our Python check passes it).
+    bad = render("interfaces.managed.j2", "lab", "sn3700v01").replace("bridge-pvid 100", "bridge-pvid abc")
     proc = subprocess.run(
         [str(VENV_BIN / "ansible"), "-i", "inventories/lab", "sn3700v01", "-m", "cumulus_interfaces",
-         "-a", json.dumps({"stanzas": bad, "owned": ["swp1"]})],
+         "-a", json.dumps({"stanzas": bad, "owned": ["lo"]})],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     OUTPUTS.append(proc.stdout + proc.stderr)
     assert proc.returncode != 0
     assert "ifupdown2 rejected the new interfaces file" in proc.stdout, proc.stdout[-3000:]
-    assert "bridge-access: invalid literal for int()" in proc.stdout, proc.stdout[-3000:]
+    assert "bridge-pvid: invalid literal for int()" in proc.stdout, proc.stdout[-3000:]
     assert ssh("sn3700v01", "md5sum /etc/network/interfaces").stdout == before
 
 
