@@ -78,6 +78,19 @@ def test_invalid_input_rejected_before_any_change(tmp_path, pair, pki):
         assert sim.log() == [], "a switch was contacted despite invalid input"
 
 
+def test_one_invalid_switch_stops_the_pair_before_any_change(tmp_path, pair, pki):
+    """Only qm8700-02's input is wrong: qm8700-01 is not contacted either (the pair is configured together)."""
+    inventory = write_inventory(tmp_path / "inv", pair, pki, host_overrides={"qm8700-02": {
+        "qm8700_ports": [{"range": "1/1-1/16", "speed": "hdr100", "split": "none", "description": "x"}]}})
+    run = run_playbook(inventory)
+    assert run.returncode != 0
+    assert "qm8700_ports[0].speed = 'hdr100': HDR100 exists only on a split port" in run.output
+    assert run.counts("qm8700-02")["failed"] == 1
+    assert run.counts("qm8700-01")["changed"] == 0
+    for sim in pair.values():
+        assert sim.log() == [], "a switch was contacted although the pair's input is invalid"
+
+
 def test_switch_error_is_surfaced_with_its_own_text_nothing_saved_no_password_in_vvv(tmp_path, pair, pki):
     two = pair["qm8700-02"]
     two.set_faults({"command_errors": {r"interface ib 1/5 speed hdr force":
