@@ -348,6 +348,7 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
     for uplink in as_list(site.cluster("storage_fabric_uplinks", "sn3700v")[0]):
         if isinstance(uplink, Mapping):
             reserved[str(uplink.get("name"))] = "an uplink (storage_fabric_uplinks)"
+    breakouts, _ = site.cluster("storage_fabric_breakouts", "sn3700v")
     used: dict[tuple[str, str], str] = {}
     for group in ("dgx", "powerscale"):
         for host in site.hosts(group):
@@ -375,6 +376,16 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                     continue
                 used[key] = f"{host} storage_nics[{pos}]"
                 whole = (str(switch), f"swp{parts[0]}")
+                if isinstance(breakouts, Mapping):
+                    split_here = whole[1] in breakouts
+                    if parts[1] is not None and not split_here:
+                        out.append(Problem(host, path, port, f"{whole[1]} is not broken out "
+                                           "(storage_fabric_breakouts)",
+                                           f"add {whole[1]}: <mode, e.g. 4x25G> to storage_fabric_breakouts, or "
+                                           f"use {whole[1]}"))
+                    elif parts[1] is None and split_here:
+                        out.append(Problem(host, path, port, f"{port} is broken out ({breakouts[port]}): "
+                                           "the whole port does not exist", f"use {port}s0..{port}s3"))
                 split = [k for k in used if k[0] == switch and port_parts(k[1]) and port_parts(k[1])[0] == parts[0]
                          and (port_parts(k[1])[1] is None) != (parts[1] is None)]
                 if split:
@@ -385,11 +396,12 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
 
 
 def rule_port_speed(site: Site) -> list[Problem]:
-    """Warn when a cable's speed is not one the site's switches are configured for."""
+    """Warn when a cable's speed is not one the site's switches are configured for (when the role sets speeds)."""
     out: list[Problem] = []
     speeds, _ = site.cluster("storage_fabric_speeds_gbps", "sn3700v")
-    if not isinstance(speeds, list):
-        return out
+    managed, _ = site.cluster("storage_fabric_port_speed_managed", "sn3700v")
+    if not isinstance(speeds, list) or managed is False:
+        return out  # speeds not managed (the lab's virtio ports have none)
     for group in ("dgx", "powerscale"):
         for host in site.hosts(group):
             for pos, nic in nics(site, host):
@@ -981,6 +993,23 @@ def rule_acceptance(site: Site) -> list[Problem]:
             out.append(Problem(label, f"{var}.ceiling.derive", "hcas_x_link_rate",
                                "the DGX node model has no HCAs to derive a ceiling from",
                                "use a floor instead, or correct dgx_model"))
+    nccl, nccl_label = site.cluster("validation_nccl", "dgx")
+    nccl = as_dict(nccl)
+    if is_int(nccl.get("min_bytes")) and is_int(nccl.get("max_bytes")) and nccl["min_bytes"] > nccl["max_bytes"]:
+        out.append(Problem(nccl_label, "validation_nccl.min_bytes", nccl["min_bytes"],
+                           f"is above max_bytes {nccl['max_bytes']}: the sweep would be empty",
+                           "set min_bytes <= judge_min_bytes <= max_bytes"))
+    elif is_int(nccl.get("judge_min_bytes")) and is_int(nccl.get("max_bytes")) and \
+            nccl["judge_min_bytes"] > nccl["max_bytes"]:
+        out.append(Problem(nccl_label, "validation_nccl.judge_min_bytes", nccl["judge_min_bytes"],
+                           f"is above max_bytes {nccl['max_bytes']}: no message size would be judged",
+                           "set judge_min_bytes <= max_bytes"))
+    ddp, ddp_label = site.cluster("validation_ddp", "dgx")
+    ddp = as_dict(ddp)
+    if as_dict(stages.get("ddp")).get("enabled") is True and ddp.get("runtime") in ("docker", "pyxis") \
+            and ddp.get("image") == "":
+        out.append(Problem(ddp_label, "validation_ddp.image", "", f"runtime {ddp['runtime']} needs a container image",
+                           "name the NGC PyTorch image (ngc_images, purpose validation)"))
     return out
 
 

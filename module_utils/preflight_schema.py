@@ -373,6 +373,8 @@ SMARTCONNECT = Dict(fields={
     "ip_ranges": Field(ListOf(item=Dict(fields={"low": Field(IP()), "high": Field(IP())}))),
     "interfaces": Field(ListOf(item=Str())),
     "connect_policy": Field(Enum(choices=("round_robin", "conn_count", "throughput", "cpu_usage"))),
+    "groupnet": Field(Str(), required=False),
+    "alloc_method": Field(Enum(choices=("dynamic", "static")), required=False),
 })
 
 NFS_MOUNT = Dict(fields={
@@ -412,6 +414,53 @@ THRESHOLD = Dict(fields={
     }), required=False),
     "baseline": Field(Any_(), required=False),
     "source": Field(Str(hint="say where the figure comes from (reference entry, vendor document, earlier run)")),
+})
+
+AUTO = Enum(choices=("auto",))
+SIZE = Str(pattern=r"\d+[KMGT]?", pattern_text="a size like 1M or 64M")
+
+VALIDATION_NCCL = Dict(fields={
+    "tests_bin": Field(AbsPath()),
+    "launcher": Field(Enum(choices=("auto", "srun", "mpirun", "gloo"))),
+    "container_image": Field(Str(nonempty=False)),
+    "procs_per_node": Field(OneOf(options=(Int(1, 64), AUTO))),
+    "min_bytes": Field(Int(1)),
+    "max_bytes": Field(Int(1)),
+    "iters": Field(Int(1)),
+    "warmup": Field(Int(0)),
+    "judge_min_bytes": Field(Int(0)),
+    "ib_hca": Field(Str()),
+    "extra_env": Field(MapOf(key=Str(pattern=r"[A-Z_][A-Z0-9_]*", pattern_text="an environment variable name"))),
+    "rendezvous_port": Field(PORT),
+})
+VALIDATION_FIO = Dict(fields={
+    "bs": Field(SIZE),
+    "numjobs": Field(Int(1, 256)),
+    "iodepth": Field(Int(1, 1024)),
+    "ioengine": Field(Enum(choices=("libaio", "io_uring", "psync", "sync", "posixaio"))),
+    "direct": Field(Bool()),
+    "size_per_client": Field(OneOf(options=(SIZE, AUTO))),
+    "ram_factor": Field(Number(min=1)),
+    "runtime_s": Field(Int(1)),
+    "server_port": Field(PORT),
+    "drop_client_caches": Field(Bool()),
+    "server_flush": Field(Dict(fields={"enabled": Field(Bool()), "command": Field(Str(nonempty=False))})),
+})
+VALIDATION_DDP = Dict(fields={
+    "runtime": Field(Enum(choices=("docker", "pyxis", "host"))),
+    "image": Field(Str(nonempty=False)),
+    "model": Field(Str()),
+    "procs_per_node": Field(OneOf(options=(Int(1, 64), AUTO))),
+    "batch_size": Field(Int(1)),
+    "image_size": Field(Int(8)),
+    "num_classes": Field(Int(1)),
+    "steps": Field(Int(1)),
+    "warmup_steps": Field(Int(0)),
+    "workers": Field(Int(0)),
+    "amp": Field(Bool()),
+    "dataset_dir": Field(AbsPath()),
+    "dataset_bytes": Field(OneOf(options=(Int(1), AUTO))),
+    "rendezvous_port": Field(PORT),
 })
 
 OS_LIST = ListOf(item=Dict(fields={"distribution": Field(Str()), "versions": Field(ListOf(item=Str(), min_len=1))}),
@@ -467,6 +516,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("powerscale_ca_path", Str(nonempty=False), "powerscale", required=False),
     _v("powerscale_api_timeout_s", Int(1, 600), "powerscale"),
     _v("powerscale_api_retries", Int(0, 10), "powerscale"),
+    _v("powerscale_api_retry_backoff_s", Number(min=0, max=30), "powerscale", required=False),
     _v("powerscale_access_zone", Str(), "powerscale"),
     _v("powerscale_onefs_min_version", Version(), "powerscale"),
     _v("powerscale_pool_mtu", MTU, "powerscale"),
@@ -505,6 +555,11 @@ VARIABLES: tuple[Var, ...] = (
     _v("storage_fabric_roce", Dict(fields={"enabled": Field(Bool())}, allow_extra=True), "sn3700v"),
     _v("storage_fabric_nvue_api_port", PORT, "sn3700v"),
     _v("storage_fabric_validate_certs", Bool(), "sn3700v"),
+    _v("storage_fabric_ca_path", Str(nonempty=False), "sn3700v", required=False),
+    _v("storage_fabric_breakouts", MapOf(
+        key=Str(pattern=r"swp([1-9][0-9]?)", pattern_text="a whole port swpN", hint="break out swpN, e.g. swp49"),
+        value=Str(pattern=r"[1-8]x\d+G", pattern_text="a breakout mode like 4x25G")), "sn3700v", required=False),
+    _v("storage_fabric_port_speed_managed", Bool(), "sn3700v", required=False),
     _v("storage_fabric_user", Str(), "sn3700v"),
     _v("storage_fabric_speeds_gbps", ListOf(item=Int(1, 400), min_len=1), "sn3700v"),
     # compute_fabric.yml
@@ -537,6 +592,8 @@ VARIABLES: tuple[Var, ...] = (
     _v("ngc_enroot_import", Bool(), "dgx"),
     _v("ngc_enroot_dir", AbsPath(), "dgx"),
     _v("ngc_singularity_convert", Bool(), "dgx"),
+    _v("ngc_singularity_dir", AbsPath(), "dgx", required=False),
+    _v("ngc_docker_engine_packages", ListOf(item=Str(), min_len=1), "dgx", required=False),
     # acceptance.yml
     _v("validation_stages", MapOf(key=Enum(choices=("nccl", "fio", "ddp")),
                                   value=Dict(fields={"enabled": Field(Bool())}), min_len=1), "dgx"),
@@ -550,6 +607,9 @@ VARIABLES: tuple[Var, ...] = (
     _v("validation_engine", Enum(choices=("auto", "slurm", "mpirun", "docker", "pyxis")), "dgx"),
     _v("validation_lab_standins", Bool(), "dgx"),
     _v("acceptance_thresholds", ListOf(item=THRESHOLD, min_len=1), "dgx"),
+    _v("validation_nccl", VALIDATION_NCCL, "dgx", required=False),
+    _v("validation_fio", VALIDATION_FIO, "dgx", required=False),
+    _v("validation_ddp", VALIDATION_DDP, "dgx", required=False),
     _v("acceptance_outlier_max_behind_pct", Number(min=0, max=100), "dgx"),
     _v("acceptance_baseline", Dict(fields={"path": Field(Str(nonempty=False)),
                                            "max_regression_pct": Field(Number(min=0, max=100))}), "dgx"),

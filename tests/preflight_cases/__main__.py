@@ -1,8 +1,8 @@
 """Run every invalid inventory of tests/preflight_cases/ through preflight and check it is rejected.
 
-Each case is a directory named after its defect, holding an inventory overlay (hosts.yml and/or
-group_vars/all/*.yml) used after its base inventory, and expect.yml naming the host and variable the
-table must show. A case PASSES when `ansible-playbook -i inventories/<base> -i <case> site.yml --tags
+Each case is a directory named after its defect, holding an inventory overlay (hosts.yml and
+group_vars/all/*.yml next to it) used after its base inventory, and expect.yml naming the host and variable the
+table must show. A case PASSES when `ansible-playbook -i inventories/<base> -i <case>/hosts.yml site.yml --tags
 preflight` fails, its table has an ERROR row for that host and variable with a fix, and no play other than
 the inventory rules ran. One line per case, then a count; the exit status is non-zero when any case
 misbehaves (or when there is no case).
@@ -77,7 +77,7 @@ def parse_table(output: str) -> list[Row]:
 def command(case: Path, expect: dict) -> list[str]:
     offline = bool(expect.get("offline", True))
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"),
-           "-i", f"inventories/{expect.get('inventory', 'production')}", "-i", str(case.relative_to(ROOT)),
+           "-i", f"inventories/{expect.get('inventory', 'production')}", "-i", str((case / "hosts.yml").relative_to(ROOT)),
            "site.yml", "--tags", "preflight", "-e", f"preflight_offline={str(offline).lower()}"]
     if not offline:
         # Online cases exercise the controller-side secret checks. Were preflight to pass wrongly, the target

@@ -105,7 +105,8 @@ def secret_states(rules: ModuleType, hostvars: Any, groups: Mapping[str, list[st
             raw = raw_all.get(secret.name) if host == "localhost" else hostvars.raw_get(host).get(secret.name)
             if is_clear_text(raw):
                 label = "all" if host == "localhost" or raw == raw_all.get(secret.name) else host
-                states.append(rules.SecretState(secret.name, "clear_text", label))
+                if rules.SecretState(secret.name, "clear_text", label) not in states:
+                    states.append(rules.SecretState(secret.name, "clear_text", label))
         if offline:
             continue
         host = consumers[0]
