@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -108,3 +109,25 @@ def tail(path: str, limit: int = 400) -> str:
             return fh.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def remove_tree(path: str, guard: str) -> bool:
+    """Remove a directory the validation created; refuses any path whose last part is not `guard`-named."""
+    real = os.path.realpath(path)
+    if os.path.basename(real.rstrip("/")) != guard and guard not in real.split(os.sep):
+        raise SystemExit(f"refusing to remove {real}: not a validation directory (no '{guard}' in the path)")
+    if real in ("/", os.path.realpath(os.path.expanduser("~"))):
+        raise SystemExit(f"refusing to remove {real}")
+    if not os.path.exists(real):
+        return False
+    shutil.rmtree(real)
+    return True
+
+
+if __name__ == "__main__":
+    # python3 common.py remove PATH GUARD : the stages' cleanup (a measurement leaves nothing behind)
+    import sys
+
+    if len(sys.argv) != 4 or sys.argv[1] != "remove":
+        raise SystemExit("usage: common.py remove PATH GUARD")
+    print(json.dumps({"removed": remove_tree(sys.argv[2], sys.argv[3]), "path": sys.argv[2]}))

@@ -18,7 +18,10 @@ the clients expected and the verdict checks that each one reported. Standard lib
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import signal
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -26,6 +29,38 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import add_sample, init_meta, now, run
 
 DROP_CACHES = "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'"
+
+
+def _fio_pid(pidfile: str) -> int | None:
+    """The pid in pidfile when that process is alive and is fio, else None."""
+    try:
+        with open(pidfile, encoding="ascii") as fh:
+            pid = int(fh.read().strip())
+        with open(f"/proc/{pid}/comm", encoding="ascii") as fh:
+            return pid if fh.read().strip().startswith("fio") else None
+    except (OSError, ValueError):
+        return None
+
+
+def server(action: str, pidfile: str, bind: str, fio: str) -> int:
+    """Start (or find running) / stop the node's fio server; only ever signals the pid it started."""
+    pid = _fio_pid(pidfile)
+    if action == "start":
+        if pid is None:
+            if os.path.exists(pidfile):
+                os.remove(pidfile)  # stale: its process is gone
+            subprocess.run([fio, f"--server={bind}", f"--daemonize={pidfile}"], check=True)
+            pid = _fio_pid(pidfile)
+            if pid is None:
+                raise SystemExit(f"fio --server={bind} did not stay up (no live pid in {pidfile})")
+        print(json.dumps({"fio_server": "running", "pid": pid, "bind": bind}))
+        return 0
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+    if os.path.exists(pidfile):
+        os.remove(pidfile)
+    print(json.dumps({"fio_server": "stopped", "pid": pid}))
+    return 0
 
 
 def job_file(args: argparse.Namespace, rw: str, directory: str) -> str:
@@ -53,11 +88,13 @@ def job_file(args: argparse.Namespace, rw: str, directory: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--phase", choices=["layout", "read"], required=True)
-    p.add_argument("--case", required=True, help="layout | aggregate | node-<name>")
+    p.add_argument("--phase", choices=["layout", "read", "server-start", "server-stop"], required=True)
+    p.add_argument("--pidfile", help="server-start/-stop: the fio server's pid file")
+    p.add_argument("--bind", help="server-start: ip:ADDRESS,PORT")
+    p.add_argument("--case", help="layout | aggregate | node-<name>")
     p.add_argument("--sample", type=int, default=1)
-    p.add_argument("--out-dir", required=True, help="case directory")
-    p.add_argument("--client", action="append", required=True,
+    p.add_argument("--out-dir", help="case directory")
+    p.add_argument("--client", action="append",
                    help="NODE=ADDRESS[:PORT]=SCRATCH_DIR for each client of this phase (repeatable)")
     p.add_argument("--bs", default="1M")
     p.add_argument("--size-per-job", default="1G")
@@ -70,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=3600)
     p.add_argument("--fio", default="fio")
     args = p.parse_args(argv)
+    if args.phase.startswith("server-"):
+        if not args.pidfile or (args.phase == "server-start" and not args.bind):
+            p.error("server-start needs --pidfile and --bind; server-stop needs --pidfile")
+        return server(args.phase.split("-")[1], args.pidfile, args.bind, args.fio)
+    if not (args.case and args.out_dir and args.client):
+        p.error("layout and read need --case, --out-dir and at least one --client")
 
     os.makedirs(args.out_dir, exist_ok=True)
     cmd = [args.fio, "--output-format=json"]
@@ -78,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     rw = "write" if args.phase == "layout" else "read"
     for spec in args.client:
         node, address, scratch = spec.split("=", 2)
+        if args.phase == "layout":
+            # every DGX mounts the same export at the same point: the launcher creates each client's directory
+            os.makedirs(scratch, mode=0o777, exist_ok=True)
+            os.chmod(scratch, 0o777)
         host, _, port = address.partition(":")
         port = port or "8765"
         jobpath = os.path.join(args.out_dir, f"{node}-{rw}.fio")
