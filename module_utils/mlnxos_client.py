@@ -307,7 +307,10 @@ class Switch:
         try:
             return self.transport.run(commands)
         except MlnxosConnectError as exc:
-            if not (self.cli_fallback and isinstance(self.transport, JsonApiTransport)):
+            # Only a switch whose JSON API could not be reached at all (no login yet, so nothing was sent) is
+            # retried over SSH; a connection lost in the middle of a batch is reported, not replayed elsewhere.
+            if not (self.cli_fallback and isinstance(self.transport, JsonApiTransport)
+                    and not self.transport.logged_in):
                 raise
             self.warnings.append(f"{exc}; falling back to the SSH CLI on port {self.endpoint.ssh_port}")
             self.transport = CliTransport(self.endpoint)
