@@ -1,0 +1,170 @@
+"""Files baked into the lab's VM images (part of the image recipe: changing one rebuilds the images).
+
+Per-VM settings (hostname, SSH keys, NIC names and addresses) are NOT baked in: every VM gets a small
+read-only "config disk" (a plain tar archive used as a raw virtio disk, serial `labcfg`) that
+`lab-config.service` unpacks over / early at every boot, before udev names the NICs and before
+systemd-networkd configures them. That keeps one image per role and a copy-on-write overlay per VM,
+without qemu-nbd, loop devices or cloud-init.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ImageFile:
+    path: str
+    content: str
+    mode: int = 0o644
+
+
+LAB_CONFIG_SCRIPT = """#!/bin/sh
+# Unpacks this VM's config disk (a tar archive on the virtio disk whose serial is `labcfg`) over /.
+# Runs before systemd-udevd so that the .link files it writes name the NICs by MAC address.
+set -eu
+dev=""
+for s in /sys/block/vd*/serial; do
+  [ -r "$s" ] || continue
+  if [ "$(cat "$s")" = "labcfg" ]; then dev="/dev/$(basename "$(dirname "$s")")"; fi
+done
+if [ -z "$dev" ]; then
+  echo "lab-config: no config disk (serial labcfg) attached; keeping the image defaults" >&2
+  exit 0
+fi
+tar -x --no-overwrite-dir --numeric-owner -f "$dev" -C /
+hostname "$(cat /etc/hostname)"
+echo "lab-config: applied $dev for $(cat /etc/hostname)"
+"""
+
+LAB_CONFIG_UNIT = """[Unit]
+Description=Apply the lab's per-VM configuration disk (hostname, keys, NIC names and addresses)
+DefaultDependencies=no
+After=systemd-remount-fs.service
+Before=systemd-udevd.service systemd-udev-trigger.service systemd-networkd.service sysinit.target ssh.service
+ConditionPathExists=!/etc/lab/no-config-disk
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/sbin/lab-config
+
+[Install]
+WantedBy=sysinit.target
+"""
+
+# Ports listed in /etc/lab/links-up (switch ports) are brought up without any address: networkd leaves
+# them alone (Unmanaged=yes), so the fabric role's ifupdown2 configuration owns them entirely.
+LINKS_UP_SCRIPT = """#!/bin/sh
+set -eu
+[ -r /etc/lab/links-up ] || exit 0
+for name in $(cat /etc/lab/links-up); do
+  i=0
+  while [ ! -e "/sys/class/net/$name" ] && [ "$i" -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
+  ip link set "$name" up
+done
+"""
+
+LINKS_UP_UNIT = """[Unit]
+Description=Bring the lab switch ports up (no address, no bridge: the fabric stage configures them)
+After=systemd-networkd.service systemd-udev-trigger.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/sbin/lab-links-up
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+SSHD_CONFIG = """# Lab: root logs in with the lab key only; one host key, written per VM by the config disk.
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+HostKey /etc/ssh/ssh_host_ed25519_key
+UseDNS no
+"""
+
+AUTOLOGIN = """[Service]
+ExecStart=
+ExecStart=-/sbin/agetty --autologin root --keep-baud 115200,57600,38400,9600 %I $TERM
+"""
+
+COMMON_FILES: tuple[ImageFile, ...] = (
+    ImageFile("/usr/local/sbin/lab-config", LAB_CONFIG_SCRIPT, 0o755),
+    ImageFile("/etc/systemd/system/lab-config.service", LAB_CONFIG_UNIT),
+    ImageFile("/usr/local/sbin/lab-links-up", LINKS_UP_SCRIPT, 0o755),
+    ImageFile("/etc/systemd/system/lab-links-up.service", LINKS_UP_UNIT),
+    ImageFile("/etc/ssh/sshd_config.d/lab.conf", SSHD_CONFIG),
+    # The serial console (python -m lab console NODE) logs in as root: it is reachable only through a
+    # unix socket inside the run directory (mode 0700).
+    ImageFile("/etc/systemd/system/serial-getty@ttyS0.service.d/autologin.conf", AUTOLOGIN),
+    ImageFile("/etc/initramfs-tools/conf.d/lab.conf", "MODULES=list\nCOMPRESS=gzip\n"),
+    # Only what mounting the root disk needs: virtio_net stays out of the initramfs, so NICs appear
+    # after lab-config has written the .link files that name them.
+    ImageFile("/etc/initramfs-tools/modules", "virtio_pci\nvirtio_blk\next4\n"),
+    ImageFile("/etc/fstab", "/dev/vda / ext4 rw,noatime,errors=remount-ro 0 1\n"),
+    ImageFile("/etc/hostname", "lab\n"),
+    ImageFile("/etc/resolv.conf", "# the lab has no DNS: every name it needs is in /etc/hosts\n"),
+    ImageFile(
+        "/etc/systemd/journald.conf.d/lab.conf", "[Journal]\nSystemMaxUse=64M\nForwardToConsole=no\n"
+    ),
+    ImageFile("/etc/sysctl.d/60-lab.conf", "kernel.panic = 10\nkernel.printk = 4 4 1 7\n"),
+)
+
+ONEFS_SIM_UNIT = """[Unit]
+Description=OneFS Platform API simulator (lab stand-in for the PowerScale cluster's PAPI)
+After=network-online.target nfs-server.service
+Wants=network-online.target
+RequiresMountsFor=/ifs
+ConditionPathExists=/opt/onefs-sim/onefs_sim/__init__.py
+
+[Service]
+WorkingDirectory=/opt/onefs-sim
+ExecStart=/usr/bin/python3 -m onefs_sim --backend knfsd --listen 0.0.0.0:8080 --cert /etc/onefs-sim/server.pem --key /etc/onefs-sim/server.key --user svc-ansible --password-file /etc/onefs-sim/password --state /var/lib/onefs-sim/state.json --ifs /ifs
+StateDirectory=onefs-sim
+Restart=on-failure
+RestartSec=3
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+ROLE_FILES: dict[str, tuple[ImageFile, ...]] = {
+    "dgx": (),
+    "storage": (
+        # /ifs: the data disk `lab up` makes (XFS, label ifs); project quotas back the OneFS quotas.
+        ImageFile(
+            "/etc/fstab",
+            "/dev/vda / ext4 rw,noatime,errors=remount-ro 0 1\n"
+            "LABEL=ifs /ifs xfs defaults,prjquota,nofail,x-systemd.device-timeout=90s 0 0\n",
+        ),
+        ImageFile("/etc/systemd/system/onefs-sim.service", ONEFS_SIM_UNIT),
+        ImageFile("/etc/exports", "# managed by the storage stage (OneFS API simulator, knfsd backend)\n"),
+    ),
+    "switch": (
+        ImageFile(
+            "/etc/network/interfaces",
+            "# Cumulus-style ifupdown2 configuration: the fabric stage writes the switch ports here.\n"
+            "# mgmt0 belongs to systemd-networkd in the lab (user-net DHCP).\n"
+            "auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n",
+        ),
+    ),
+}
+
+# Services enabled / disabled in every image. Timers that would reach for the network are off: the
+# VMs have no route off the machine.
+ENABLE_UNITS = ("systemd-networkd.service", "lab-config.service", "lab-links-up.service", "ssh.service")
+DISABLE_UNITS = (
+    "apt-daily.timer",
+    "apt-daily-upgrade.timer",
+    "man-db.timer",
+    "e2scrub_all.timer",
+    "fstrim.timer",
+    "systemd-networkd-wait-online.service",
+)
+ROLE_ENABLE_UNITS: dict[str, tuple[str, ...]] = {
+    "dgx": ("docker.service",),
+    "storage": ("nfs-server.service", "onefs-sim.service"),
+    "switch": ("frr.service",),
+}

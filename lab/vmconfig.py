@@ -1,0 +1,134 @@
+"""Per-VM configuration disk: a tar archive (attached read-only as a raw virtio disk, serial `labcfg`)
+that lab-config.service unpacks over / at every boot. See image_files.py for the guest side.
+
+`config_files` is pure (node + inputs -> files), `write_config_disk` writes the archive.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.topology import Node, Topology
+
+ONEFS_SIM_DIR = "opt/onefs-sim/onefs_sim"
+
+
+@dataclass(frozen=True)
+class GuestFile:
+    path: str  # relative to / in the guest
+    data: bytes
+    mode: int = 0o644
+
+
+@dataclass(frozen=True)
+class GuestDir:
+    path: str
+    mode: int = 0o755
+
+
+def _link(nic_name: str, mac: str) -> str:
+    return f"# lab: name the NIC by its MAC (set by python -m lab)\n[Match]\nMACAddress={mac}\n\n[Link]\nName={nic_name}\n"
+
+
+def network_units(node: Node) -> dict[str, str]:
+    """systemd-networkd .link/.network files for the node's NICs (file name -> content)."""
+    files: dict[str, str] = {}
+    for nic in node.nics:
+        files[f"10-lab-{nic.name}.link"] = _link(nic.name, nic.mac)
+        if nic.kind == "user":
+            files[f"20-lab-{nic.name}.network"] = (
+                f"[Match]\nName={nic.name}\n\n[Link]\nRequiredForOnline=yes\n\n"
+                "[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n\n"
+                "[DHCPv4]\nUseDNS=no\nUseHostname=no\nUseNTP=no\n"
+            )
+        elif nic.kind == "listen":
+            # Switch ports: up, no address, no bridge; ifupdown2 (the fabric stage) owns them.
+            files[f"20-lab-{nic.name}.network"] = f"[Match]\nName={nic.name}\n\n[Link]\nUnmanaged=yes\n"
+        else:
+            lines = [f"[Match]\nName={nic.name}\n", "[Link]", "RequiredForOnline=no"]
+            if nic.mtu:
+                lines.append(f"MTUBytes={nic.mtu}")
+            lines += ["", "[Network]", "LinkLocalAddressing=no", "IPv6AcceptRA=no", "ConfigureWithoutCarrier=yes"]
+            if nic.address:
+                lines.append(f"Address={nic.address}")
+            files[f"20-lab-{nic.name}.network"] = "\n".join(lines) + "\n"
+    return files
+
+
+def hosts_file(node: Node, topo: Topology) -> str:
+    lines = ["127.0.0.1\tlocalhost", f"127.0.1.1\t{node.name}", "::1\tlocalhost ip6-localhost ip6-loopback"]
+    if node.role == "dgx" and topo.registry is not None:
+        lines.append(f"{topo.registry.guest_address}\t{topo.registry.hostname}")
+    return "\n".join(lines) + "\n"
+
+
+def config_files(
+    node: Node,
+    topo: Topology,
+    *,
+    authorized_key: str,
+    host_key: bytes,
+    host_key_pub: str,
+    onefs_sim_source: Path | None = None,
+    onefs_cert: tuple[bytes, bytes] | None = None,
+    onefs_password: str | None = None,
+) -> list[GuestFile | GuestDir]:
+    """Everything one VM's config disk carries."""
+    out: list[GuestFile | GuestDir] = [
+        GuestFile("etc/hostname", f"{node.name}\n".encode()),
+        GuestFile("etc/hosts", hosts_file(node, topo).encode()),
+        GuestDir("root/.ssh", 0o700),
+        GuestFile("root/.ssh/authorized_keys", (authorized_key.strip() + "\n").encode(), 0o600),
+        GuestFile("etc/ssh/ssh_host_ed25519_key", host_key, 0o600),
+        GuestFile("etc/ssh/ssh_host_ed25519_key.pub", (host_key_pub.strip() + "\n").encode()),
+        GuestDir("etc/lab"),
+        GuestFile(
+            "etc/lab/links-up", "".join(f"{n.name}\n" for n in node.nics if n.kind == "listen").encode()
+        ),
+        GuestFile(
+            "etc/lab/node.env",
+            (
+                f"LAB_NODE={node.name}\nLAB_ROLE={node.role}\n"
+                + "".join(f"LAB_NIC_{n.name.upper()}={n.address or ''}\n" for n in node.nics if n.kind != "user")
+            ).encode(),
+        ),
+    ]
+    out += [GuestFile(f"etc/systemd/network/{name}", text.encode()) for name, text in network_units(node).items()]
+    if node.role == "storage":
+        out.append(GuestDir("etc/onefs-sim", 0o700))
+        if onefs_cert is not None:
+            out.append(GuestFile("etc/onefs-sim/server.pem", onefs_cert[0]))
+            out.append(GuestFile("etc/onefs-sim/server.key", onefs_cert[1], 0o600))
+        if onefs_password is not None:
+            out.append(GuestFile("etc/onefs-sim/password", (onefs_password.strip() + "\n").encode(), 0o600))
+        if onefs_sim_source is not None and (onefs_sim_source / "__init__.py").is_file():
+            out.append(GuestDir("opt/onefs-sim"))
+            for src in sorted(onefs_sim_source.rglob("*")):
+                rel = src.relative_to(onefs_sim_source)
+                if "__pycache__" in rel.parts or src.suffix == ".pyc":
+                    continue
+                dest = f"{ONEFS_SIM_DIR}/{rel.as_posix()}"
+                out.append(GuestDir(dest) if src.is_dir() else GuestFile(dest, src.read_bytes()))
+    return out
+
+
+def write_config_disk(path: Path, files: list[GuestFile | GuestDir]) -> None:
+    """Write the archive atomically (a running VM keeps reading its open copy)."""
+    tmp = path.with_suffix(".tmp")
+    with tarfile.open(tmp, "w", format=tarfile.GNU_FORMAT) as tar:
+        for f in files:
+            info = tarfile.TarInfo(f.path)
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            info.mode = f.mode
+            info.mtime = 0
+            if isinstance(f, GuestDir):
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(f.data)
+                tar.addfile(info, io.BytesIO(f.data))
+    tmp.replace(path)
