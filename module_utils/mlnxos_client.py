@@ -201,19 +201,26 @@ class CliTransport:
         self.channel = None
 
     def _read_until_prompt(self, timeout: float | None = None) -> str:
-        deadline = time.monotonic() + (timeout or self.endpoint.timeout)
+        limit = timeout or self.endpoint.timeout
+        deadline = time.monotonic() + limit
         buffer = ""
-        while time.monotonic() < deadline:
-            if self.channel.recv_ready():
-                buffer += self.channel.recv(65536).decode("utf-8", "replace")
-                if PROMPT_RE.search(buffer.rstrip("\r\n ") + " ") or PROMPT_RE.search(buffer):
-                    return buffer.replace("\r", "")
-            elif self.channel.exit_status_ready() or self.channel.closed:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 break
-            else:
-                time.sleep(0.01)
-        raise MlnxosError(f"no CLI prompt from {self.endpoint.where(self.endpoint.ssh_port)} within "
-                          f"{timeout or self.endpoint.timeout}s; last output: {buffer[-300:]!r}")
+            self.channel.settimeout(remaining)
+            try:
+                chunk = self.channel.recv(65536)  # blocks until the switch sends something
+            except TimeoutError:
+                break
+            if not chunk:
+                raise MlnxosError(f"the CLI session to {self.endpoint.where(self.endpoint.ssh_port)} was closed; "
+                                  f"last output: {buffer[-300:]!r}")
+            buffer += chunk.decode("utf-8", "replace")
+            if PROMPT_RE.search(buffer.rstrip("\r\n ") + " "):
+                return buffer.replace("\r", "")
+        raise MlnxosError(f"no CLI prompt from {self.endpoint.where(self.endpoint.ssh_port)} within {limit}s; "
+                          f"last output: {buffer[-300:]!r}")
 
     def connect(self) -> None:
         try:
@@ -241,7 +248,6 @@ class CliTransport:
             raise MlnxosConnectError(f"cannot reach the SSH CLI at {where}: {exc}") from None
         self.client = client
         self.channel = client.invoke_shell(width=512, height=1000)
-        self.channel.settimeout(self.endpoint.timeout)
         self._read_until_prompt()
         for setup in ("no cli session paging enable", "enable", "configure terminal"):
             self._command(setup)
