@@ -29,7 +29,7 @@ import re
 import shlex
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -618,16 +618,3 @@ class Switch:
                 return f"{base} (config interface ib {session.interface}) # "
             return f"{base} (config) # "
         return f"{base} {'#' if session.mode == 'enable' else '>'} "
-
-
-@dataclass
-class CommandLog:
-    """Reads the simulator's command log (tests)."""
-
-    path: Path
-    entries: list[dict[str, Any]] = field(default_factory=list)
-
-    def load(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
