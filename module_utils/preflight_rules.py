@@ -317,8 +317,16 @@ def rule_storage_addresses(site: Site) -> list[Problem]:
 
 
 def rule_ipoib_addresses(site: Site) -> list[Problem]:
-    """IPoIB addresses of the DGX nodes are unique."""
+    """IPoIB addresses of the DGX nodes and logical node numbers of the PowerScale nodes are unique."""
     out: list[Problem] = []
+    lnns: dict[Any, str] = {}
+    for host in site.hosts("powerscale"):
+        lnn = site.var(host, "powerscale_lnn")
+        if is_int(lnn) and lnn in lnns:
+            out.append(Problem(host, "powerscale_lnn", lnn, f"{lnns[lnn]} has the same logical node number",
+                               "use each node's own LNN (isi status shows them)"))
+        elif is_int(lnn):
+            lnns[lnn] = host
     owner: dict[Any, str] = {}
     for host in site.hosts("dgx"):
         iface = interface(site.var(host, "ib_ipoib_address"))

@@ -39,7 +39,8 @@ class Spec:
         raise NotImplementedError
 
     def bad(self, value: Any, path: str, problem: str, fix: str = "") -> list[Finding]:
-        return [Finding(path, value, problem, fix or self.hint)]
+        fallback = "correct it (its meaning is commented in inventories/production)"
+        return [Finding(path, value, problem, fix or self.hint or fallback)]
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ class Str(Spec):
         if self.nonempty and not value.strip():
             return self.bad(value, path, "must not be empty", self.hint or "set a value")
         if self.pattern and value and not re.fullmatch(self.pattern, value):
-            return self.bad(value, path, f"is not {self.pattern_text or 'valid'}", self.hint)
+            return self.bad(value, path, f"is not {self.pattern_text or 'valid'}",
+                            self.hint or (f"write {self.pattern_text}" if self.pattern_text else ""))
         return []
 
 

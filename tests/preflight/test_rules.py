@@ -102,6 +102,8 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                           rules.rule_storage_addresses, "f800-1", "storage_nics[0].address", ERROR),
     "ipoib-duplicate": (lambda s: s.hostvars["dgx02"].update(ib_ipoib_address="203.0.113.11/24"),
                         rules.rule_ipoib_addresses, "dgx02", "ib_ipoib_address", ERROR),
+    "lnn-duplicate": (lambda s: s.hostvars["f800-4"].update(powerscale_lnn=1),
+                      rules.rule_ipoib_addresses, "f800-4", "powerscale_lnn", ERROR),
     # cabling
     "cable-unknown-switch": (lambda s: nic(s, "dgx01").update(switch="sn3700v03"),
                              rules.rule_switch_cabling, "dgx01", "storage_nics[0].switch", ERROR),
@@ -113,6 +115,12 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                           rules.rule_switch_cabling, "dgx03", "storage_nics[0].switch_port", ERROR),
     "cable-whole-and-breakout": (lambda s: nic(s, "dgx03").update(switch_port="swp1s1"),
                                  rules.rule_switch_cabling, "dgx03", "storage_nics[0].switch_port", ERROR),
+    "cable-breakout-not-declared": (lambda s: nic(s, "dgx03").update(switch_port="swp5s0"),
+                                    rules.rule_switch_cabling, "dgx03", "storage_nics[0].switch_port", ERROR),
+    "cable-on-broken-out-whole-port": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp1": "4x25G"}),
+                                       rules.rule_switch_cabling, "dgx01", "storage_nics[0].switch_port", ERROR),
+    "schema-breakout-mode": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp49": "quad"}),
+                             rules.rule_schema, "all", "storage_fabric_breakouts.swp49", ERROR),
     "cable-speed-unlisted": (lambda s: nic(s, "dgx01").update(speed_gbps=56),
                              rules.rule_port_speed, "dgx01", "storage_nics[0].speed_gbps", WARNING),
     # VLANs
@@ -255,6 +263,14 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                                                        for h in s.hosts("dgx")],
                                             rules.rule_acceptance, "all", "acceptance_thresholds[1].ceiling.derive",
                                             ERROR),
+    "nccl-min-above-max": (lambda s: edit_all(s, "validation_nccl", lambda v: v.update(min_bytes=2 ** 40)),
+                           rules.rule_acceptance, "all", "validation_nccl.min_bytes", ERROR),
+    "nccl-judge-above-max": (lambda s: edit_all(s, "validation_nccl", lambda v: v.update(judge_min_bytes=2 ** 40)),
+                             rules.rule_acceptance, "all", "validation_nccl.judge_min_bytes", ERROR),
+    "ddp-container-without-image": (lambda s: edit_all(s, "validation_ddp", lambda v: v.update(image="")),
+                                    rules.rule_acceptance, "all", "validation_ddp.image", ERROR),
+    "schema-fio-ioengine": (lambda s: edit_all(s, "validation_fio", lambda v: v.update(ioengine="aio")),
+                            rules.rule_schema, "all", "validation_fio.ioengine", ERROR),
     # NGC, TLS
     "ngc-latest": (lambda s: edit_all(s, "ngc_images", lambda v: v[0].update(tag="latest")),
                    rules.rule_ngc, "all", "ngc_images[0].tag", ERROR),
@@ -332,6 +348,14 @@ def test_secret_values_never_reach_the_table(production):
     assert {r["value"] for r in rows if r["variable"] == "ngc_api_key"} == {"<secret>"}
 
 
+def test_port_speed_not_judged_when_speeds_are_not_managed(production):
+    site = copy.deepcopy(production)
+    nic(site, "dgx01").update(speed_gbps=1)
+    assert rules.rule_port_speed(site)
+    set_all(site, "storage_fabric_port_speed_managed", False)
+    assert rules.rule_port_speed(site) == []
+
+
 def test_sizing_passes_at_eight_gpus_per_f800(production):
     assert rules.rule_sizing(production) == []
 
@@ -399,3 +423,9 @@ def test_show_truncates_and_marks_missing():
 def test_schema_specs(spec, good, bad):
     assert spec.check(good, "v") == []
     assert spec.check(bad, "v") != []
+
+
+@pytest.mark.parametrize("var", schema.VARIABLES, ids=lambda v: v.name)
+def test_every_variable_rejects_a_wrong_type_with_a_fix(var):
+    findings = var.spec.check(object(), var.name)
+    assert findings and all(f.fix and f.problem for f in findings)
