@@ -75,6 +75,9 @@ options:
   ssh_known_hosts:
     description: known_hosts file for I(ssh_host_key_checking).
     type: path
+  name:
+    description: Name of the switch in messages (for example its inventory name); the address when omitted.
+    type: str
   hostname:
     description: Switch hostname. Left as is when omitted.
     type: str
@@ -255,6 +258,7 @@ from ansible.module_utils.mlnxos_client import (  # noqa: E402
     MlnxosCommandError,
     MlnxosError,
     switch_from_params,
+    switch_label,
 )
 from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     SHOW_COMMANDS,
@@ -293,7 +297,8 @@ def main() -> None:
     if params["sm_peers"] is not None:
         rendered.extend(check_sm_pair(peers_from_param(params["sm_peers"])))
     if rendered:
-        module.fail_json(msg="invalid input, nothing was sent to the switch: " + "; ".join(rendered),
+        module.fail_json(msg=f"{switch_label(params)}: invalid input, nothing was sent to the switch: "
+                         + "; ".join(rendered),
                          errors=rendered, changed=False)
     result = {"changed": False, "commands": [], "saved": False, "unmanaged": {}, "desired": asdict(desired)}
     if params["validate_only"]:
@@ -306,14 +311,15 @@ def main() -> None:
         result["transport"] = switch.transport_name
         result["unmanaged"] = todo.unmanaged
         if todo.problems:
-            module.fail_json(msg="the switch cannot take the declared state, nothing was changed: "
+            module.fail_json(msg=f"{switch_label(params)}: the switch cannot take the declared state, nothing "
+                             "was changed: "
                              + "; ".join(todo.problems), problems=todo.problems, **result)
         result["commands"] = todo.commands
         result["changed"] = bool(todo.commands)
         if module._diff:
             result["diff"] = {"before": render_state(todo.before), "after": render_state(todo.after),
-                              "before_header": f"{params['api_host']} (running)",
-                              "after_header": f"{params['api_host']} (declared)"}
+                              "before_header": f"{switch_label(params)} (running)",
+                              "after_header": f"{switch_label(params)} (declared)"}
         if todo.commands and not module.check_mode:
             # One request: the switch stops at the first failing command, so a failure never reaches the write.
             try:
@@ -321,12 +327,12 @@ def main() -> None:
             except MlnxosCommandError as exc:
                 applied = todo.commands[:exc.index]
                 module.fail_json(
-                    msg=f"{params['api_host']}: {exc}. {len(applied)} command(s) before it are in the running "
+                    msg=f"{switch_label(params)}: {exc}. {len(applied)} command(s) before it are in the running "
                     "configuration, which was not saved (no configuration write): fix the cause and run again, "
                     "or reload the switch to return to its saved configuration", applied=applied, **result)
             result["saved"] = True
     except (MlnxosError, ParseError) as exc:
-        module.fail_json(msg=f"{params['api_host']}: {exc}", **result)
+        module.fail_json(msg=f"{switch_label(params)}: {exc}", **result)
     finally:
         for warning in switch.warnings:
             module.warn(warning)

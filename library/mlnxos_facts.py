@@ -67,6 +67,9 @@ options:
   ssh_known_hosts:
     description: known_hosts file for I(ssh_host_key_checking).
     type: path
+  name:
+    description: Name of the switch in messages (for example its inventory name); the address when omitted.
+    type: str
   verify:
     description:
       - Declared state to check the live state against; same keys as the options of M(mlnxos_fabric)
@@ -153,6 +156,7 @@ from ansible.module_utils.mlnxos_client import (  # noqa: E402
     CONNECTION_ARGUMENT_SPEC,
     MlnxosError,
     switch_from_params,
+    switch_label,
 )
 from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     SHOW_COMMANDS,
@@ -179,7 +183,7 @@ def main() -> None:
     try:
         live = parse_live_state(switch.run(list(SHOW_COMMANDS)))
     except (MlnxosError, ParseError) as exc:
-        module.fail_json(msg=f"{params['api_host']}: {exc}")
+        module.fail_json(msg=f"{switch_label(params)}: {exc}")
     finally:
         for warning in switch.warnings:
             module.warn(warning)

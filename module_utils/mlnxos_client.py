@@ -343,7 +343,15 @@ CONNECTION_ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "timeout": {"type": "int", "default": 30},
     "ssh_host_key_checking": {"type": "bool", "default": False},
     "ssh_known_hosts": {"type": "path"},
+    "name": {"type": "str"},
 }
+
+
+def switch_label(params: dict[str, Any]) -> str:
+    """How messages name the switch: its inventory name when given, else its address."""
+    if params.get("name"):
+        return f"{params['name']} ({params['api_host']})"
+    return str(params["api_host"])
 
 
 def switch_from_params(params: dict[str, Any]) -> Switch:

@@ -84,7 +84,8 @@ def test_one_invalid_switch_stops_the_pair_before_any_change(tmp_path, pair, pki
         "qm8700_ports": [{"range": "1/1-1/16", "speed": "hdr100", "split": "none", "description": "x"}]}})
     run = run_playbook(inventory)
     assert run.returncode != 0
-    assert "qm8700_ports[0].speed = 'hdr100': HDR100 exists only on a split port" in run.output
+    assert "qm8700-02 (127.0.0.1): invalid input, nothing was sent to the switch: " \
+           "qm8700_ports[0].speed = 'hdr100': HDR100 exists only on a split port" in run.output
     assert run.counts("qm8700-02")["failed"] == 1
     assert run.counts("qm8700-01")["changed"] == 0
     for sim in pair.values():
