@@ -170,7 +170,7 @@ def probe_kvm(kernel: Path, initrd: Path, work: Path, timeout_s: float = 25.0, q
             if any(m in text for m in PROBE_MARKERS):
                 return True, f"a KVM probe boot reached userspace in {timeout_s - (deadline - time.monotonic()):.1f} s"
             if proc.poll() is not None:
-                err = (proc.stderr.read() if proc.stderr else "").strip()
+                err = " ".join((proc.stderr.read() if proc.stderr else "").split())
                 return False, f"the KVM probe qemu exited {proc.returncode}: {err[-300:] or 'no output'}"
             time.sleep(0.25)
         return False, f"a KVM probe boot did not reach userspace within {timeout_s:.0f} s (nested KVM hangs here)"
