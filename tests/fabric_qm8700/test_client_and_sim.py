@@ -7,7 +7,6 @@ import json
 import re
 import ssl
 import time
-import urllib.error
 import urllib.request
 
 import paramiko
@@ -192,3 +191,23 @@ def test_sm_election_through_the_shared_subnet_file(pair, pki):
     assert (state(one), state(two)) == ("standby", "master")
     pair["qm8700-02"].stop()  # the master goes away: the standby takes over
     assert state(one) == "master"
+
+
+def test_json_api_http_error_is_reported_not_routed_around(pair, pki):
+    sim = pair["qm8700-01"]
+    sim.set_faults({"json_api_http_status": 503})
+    switch = Switch(endpoint(sim, pki), "json", cli_fallback=True)
+    with pytest.raises(MlnxosError, match="answered HTTP 503"):
+        switch.run(["show version"])
+    assert switch.warnings == [] and {e["transport"] for e in sim.log()} == {"json"}
+
+
+def test_json_login_endpoint_of_newer_releases(pair, pki):
+    context = ssl.create_default_context(cafile=str(pki.ca))
+    url = f"https://127.0.0.1:{pair['qm8700-01'].https_port}/admin/launch?script=rh&template=json-request&action=json-login"
+    for password, status in ((PASSWORD, "OK"), ("wrong", "ERROR")):
+        request = urllib.request.Request(url, data=json.dumps({"username": "admin", "password": password}).encode(),
+                                         method="POST", headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, context=context, timeout=10) as response:
+            assert json.loads(response.read())["status"] == status
+            assert ("session=" in (response.headers.get("Set-Cookie") or "")) == (status == "OK")
