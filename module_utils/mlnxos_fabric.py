@@ -709,7 +709,8 @@ def _plan_partitions(desired: DesiredState, live: LiveState, plan: Plan) -> None
                                      f"switch by partition {other.name}")
         if current is None or current.pkey is None:
             plan.commands.append(f"ib partition {part.name} pkey 0x{part.pkey:04x} force")
-        if current is None or current.ipoib != part.ipoib:
+        # A new partition starts without IPoIB: only turning it on is a change then.
+        if (current is None and part.ipoib) or (current is not None and current.ipoib != part.ipoib):
             plan.commands.append(f"{'' if part.ipoib else 'no '}ib partition {part.name} ipoib force")
         if part.ib_mtu and (current is None or current.ib_mtu != part.ib_mtu):
             plan.commands.append(f"ib partition {part.name} mtu {part.ib_mtu} force")

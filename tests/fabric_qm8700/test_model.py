@@ -153,3 +153,14 @@ def test_verify_flags_a_link_below_the_declared_speed_and_the_wrong_sm_state():
     assert any("line rate 100 Gb/s, expected 200 Gb/s" in m for m in mismatches)
     assert any("subnet manager state is 'standby', designed 'master'" in m for m in mismatches)
     assert fabric.verify(desired, live_state(), "master") == []
+
+
+def test_new_partition_is_created_with_only_what_differs_from_its_defaults():
+    desired, errors = desired_from_inventory(partitions=[
+        {"name": "Default", "pkey": "0x7fff", "ipoib": True, "ipoib_mtu": 4092},
+        {"name": "storage", "pkey": "0x0010", "ipoib": False},
+        {"name": "ipoib2", "pkey": "0x0011", "ipoib": True, "ipoib_mtu": 2044}])
+    assert errors == []
+    assert fabric.plan(desired, live_state()).commands == [
+        "ib partition storage pkey 0x0010 force",
+        "ib partition ipoib2 pkey 0x0011 force", "ib partition ipoib2 ipoib force", "ib partition ipoib2 mtu 2K force"]
