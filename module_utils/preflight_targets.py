@@ -136,5 +136,14 @@ def check_target(host: str, result: Mapping[str, Any], req: Requirement) -> list
     return out
 
 
+def describe(result: Mapping[str, Any]) -> str:
+    """What a target reported, for the line under the table ("unreachable" when it said nothing)."""
+    if result.get("unreachable") or result.get("failed"):
+        return "no answer"
+    probe = parse_probe(str(result.get("stdout", "")))
+    return (f"{probe.os_name or probe.os_id or '?'} {probe.os_version}, kernel {probe.kernel or '?'}, "
+            f"Python {probe.python or '?'}")
+
+
 def count_errors(rows: list[Mapping[str, Any]]) -> int:
     return sum(1 for r in rows if r.get("severity") == ERROR)

@@ -96,3 +96,8 @@ def test_undeclared_os_list_fails():
 def test_os_version_prefix(os_version, versions, ok):
     probe = targets.Probe(os_id="debian", os_name="Debian GNU/Linux", os_version=os_version)
     assert targets.os_matches(probe, [{"distribution": "Debian", "versions": versions}]) is ok
+
+
+def test_describe_what_a_target_reported():
+    assert targets.describe(result(UBUNTU)) == "Ubuntu 20.04, kernel 5.4.0-144-generic, Python 3.8.10"
+    assert targets.describe({"unreachable": True}) == "no answer"

@@ -50,7 +50,7 @@ class ActionModule(ActionBase):
         hostvars = task_vars["hostvars"]
         probe_var = str(self._task.args.get("probe_var", "preflight_probe"))
         rows: list[dict[str, Any]] = []
-        checked, skipped = [], []
+        checked, skipped, seen = [], [], []
         for host in list(self._task.args.get("hosts") or []):
             view = hostvars[host]
             probe = lookup(view, probe_var)
@@ -74,8 +74,11 @@ class ActionModule(ActionBase):
                     os_var=f"preflight_target_os.{group}",
                     min_python=str(lookup(view, "preflight_min_python", "")), python_var="preflight_min_python")
             rows += [p.as_dict() for p in targets.check_target(host, probe, req)]
+            seen.append(f"{host}: {targets.describe(probe)}")
         errors = targets.count_errors(rows)
         table = rules.render_table(rows, f"preflight (targets: {len(checked)} checked)")
+        if seen:
+            table += "\nfound on the targets:\n" + "\n".join(f"  {line}" for line in seen)
         if skipped:
             table += "\nnot probed (OneFS nodes, reached only through the Platform API): " + ", ".join(skipped)
         result.update(changed=False, rows=rows, error_count=errors, warning_count=len(rows) - errors, table=table,
