@@ -302,11 +302,12 @@ class KnfsdBackend:
         self._rewrite_project_files(None, quota)
 
     def quota_usage(self, quota: dict[str, Any]) -> dict[str, int] | None:
-        out = self._xfs(f"quota -p -N -b -n {quota['_project_id']}")
-        for line in out.splitlines():
+        """Usage from ``xfs_quota report -p -b -N`` (1 KiB blocks): '<project name> <used> <soft> <hard> ...'."""
+        name = self._project_name(quota)
+        for line in self._xfs("report -p -b -N").splitlines():
             cols = line.split()
-            if len(cols) >= 2 and cols[1].isdigit():
-                used = int(cols[1]) * 1024  # 1 KiB blocks
+            if len(cols) >= 2 and cols[0] in (name, f"#{quota['_project_id']}") and cols[1].isdigit():
+                used = int(cols[1]) * 1024
                 return {"fslogical": used, "fsphysical": used, "inodes": 0, "logical": used, "physical": used,
                         "applogical": used, "shadow_logical": None}
         return None

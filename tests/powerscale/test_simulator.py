@@ -186,6 +186,9 @@ def test_knfsd_backend_writes_exports_and_xfs_project_quotas(tmp_path):
 
     def fake_run(argv):
         calls.append(argv)
+        if argv[3] == "report -p -b -N":  # what xfs_quota printed in the lab VM after a refused write
+            return ("#0                  0          0          0     00  [0 days]\n"
+                    "onefs_q1001     262144     196608     262144     00 [00:59:57]\n")
         return ""
 
     backend = KnfsdBackend(str(ifs), exports_file=str(tmp_path / "exports.d/onefs-sim.exports"),
@@ -212,6 +215,7 @@ def test_knfsd_backend_writes_exports_and_xfs_project_quotas(tmp_path):
         ["xfs_quota", "-x", "-c", "limit -p bsoft=201326592 bhard=268435456 onefs_q1001", str(ifs)],
         ["xfs_quota", "-x", "-c", "timer -p -b 3600", str(ifs)],
     ]
+    assert backend.quota_usage(cluster.quotas[qid])["logical"] == 268435456
     backend.remove_quota(cluster.quotas[qid])
     assert (tmp_path / "projects").read_text() == "7:/srv/other\n"
     assert calls[-1] == ["xfs_quota", "-x", "-c", "project -C onefs_q1001", str(ifs)]
