@@ -186,7 +186,7 @@ def test_knfsd_backend_writes_exports_and_xfs_project_quotas(tmp_path):
 
     def fake_run(argv):
         calls.append(argv)
-        if argv[3] == "report -p -b -N":  # what xfs_quota printed in the lab VM after a refused write
+        if argv[-2:-1] == ["report -p -b -N"]:  # what xfs_quota printed in the lab VM after a refused write
             return ("#0                  0          0          0     00  [0 days]\n"
                     "onefs_q1001     262144     196608     262144     00 [00:59:57]\n")
         return ""
