@@ -1,0 +1,36 @@
+"""The role writes the same context.json (topology + acceptance data) that the CLI builds from the inventory,
+from Ansible's resolved variables; only localhost runs, no host is contacted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from validation.context import context_from_inventory
+from validation.thresholds import bounds_for
+
+
+@pytest.mark.parametrize("inventory", ["production", "lab"])
+def test_prepare_writes_the_context_the_verdict_uses(tmp_path, inventory):
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(ROOT / "roles"))
+    p = subprocess.run(
+        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", f"inventories/{inventory}",
+         "tests/validation/playbooks/prepare_only.yml", "-e", f"validation_results_dir={tmp_path}",
+         "-e", "validate_report_run_id=ctxtest"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:]
+    written = json.loads((tmp_path / "ctxtest" / "context.json").read_text())
+    assert (tmp_path / "ctxtest" / "raw").is_dir()
+    expected = context_from_inventory(ROOT / "inventories" / inventory)
+    assert written["nodes"] == expected["nodes"]
+    for key in ("dgx", "powerscale", "acceptance_thresholds", "nfs_server_mode", "nfs_server_map", "dgx_models",
+                "validation_stages", "validation_nccl", "validation_fio"):
+        assert written[key] == expected[key], key
+    if inventory == "production":
+        assert written["validation_ddp"]["image"] == "nvcr.io/nvidia/pytorch:24.05-py3"
+        assert bounds_for(written, "fio_node_read_MBps", "dgx04")[0].limit == pytest.approx(4500.0)
