@@ -71,7 +71,7 @@ options:
   ssh_host_key_checking:
     description: Refuse an SSH host key that is not in the known hosts (system and I(ssh_known_hosts)).
     type: bool
-    default: false
+    default: true
   ssh_known_hosts:
     description: known_hosts file for I(ssh_host_key_checking).
     type: path

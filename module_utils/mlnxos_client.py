@@ -73,7 +73,7 @@ class Endpoint:
     validate_certs: bool = True
     ca_path: str | None = None
     timeout: int = 30
-    ssh_host_key_checking: bool = False
+    ssh_host_key_checking: bool = True
     ssh_known_hosts: str | None = None
 
     def where(self, port: int) -> str:
@@ -242,7 +242,15 @@ class CliTransport:
                            allow_agent=False, look_for_keys=False, banner_timeout=self.endpoint.timeout)
         except paramiko.AuthenticationException:
             raise MlnxosAuthError(f"SSH login to {where} as '{self.endpoint.username}' was refused") from None
+        except paramiko.BadHostKeyException as exc:
+            raise MlnxosError(f"SSH host key of {where} does not match the known hosts ({exc}): the switch was "
+                              "replaced or someone is in between; check it before updating the known hosts") from None
         except paramiko.SSHException as exc:
+            if "known_hosts" in str(exc):
+                raise MlnxosError(
+                    f"SSH host key of {where} is not in the known hosts, so the password is not sent: add the "
+                    "switch's key to ssh_known_hosts (or ~/.ssh/known_hosts), or turn ssh_host_key_checking "
+                    "off for this switch") from None
             raise MlnxosError(f"SSH to {where} failed: {_scrub(str(exc), self.endpoint.password)}") from None
         except (TimeoutError, OSError) as exc:
             raise MlnxosConnectError(f"cannot reach the SSH CLI at {where}: {exc}") from None
@@ -341,7 +349,7 @@ CONNECTION_ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "validate_certs": {"type": "bool", "default": True},
     "ca_path": {"type": "path"},
     "timeout": {"type": "int", "default": 30},
-    "ssh_host_key_checking": {"type": "bool", "default": False},
+    "ssh_host_key_checking": {"type": "bool", "default": True},
     "ssh_known_hosts": {"type": "path"},
     "name": {"type": "str"},
 }

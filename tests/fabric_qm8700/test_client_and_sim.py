@@ -26,7 +26,7 @@ from .conftest import PASSWORD
 
 def endpoint(sim, pki, **changes) -> Endpoint:
     values = {"host": "127.0.0.1", "username": "admin", "password": PASSWORD, "api_port": sim.https_port,
-              "ssh_port": sim.ssh_port, "ca_path": str(pki.ca), "timeout": 10}
+              "ssh_port": sim.ssh_port, "ca_path": str(pki.ca), "timeout": 10, "ssh_host_key_checking": False}
     values.update(changes)
     return Endpoint(**values)
 
@@ -211,3 +211,19 @@ def test_json_login_endpoint_of_newer_releases(pair, pki):
         with urllib.request.urlopen(request, context=context, timeout=10) as response:
             assert json.loads(response.read())["status"] == status
             assert ("session=" in (response.headers.get("Set-Cookie") or "")) == (status == "OK")
+
+
+def test_ssh_host_key_is_checked_by_default(pair, pki, tmp_path):
+    sim = pair["qm8700-01"]
+    strict = Endpoint("127.0.0.1", "admin", PASSWORD, ssh_port=sim.ssh_port, timeout=10)
+    assert strict.ssh_host_key_checking is True
+    with pytest.raises(MlnxosError, match="not in the known hosts, so the password is not sent"):
+        Switch(strict, "cli").run(["show version"])
+    assert not any(e["command"] == "<ssh login>" for e in sim.log()), "the password was sent to an unknown host"
+    key = paramiko.RSAKey.from_private_key_file(str(sim.state.with_suffix(".ssh_host_key")))
+    known_hosts = tmp_path / "known_hosts"
+    known_hosts.write_text(f"[127.0.0.1]:{sim.ssh_port} {key.get_name()} {key.get_base64()}\n")
+    strict.ssh_known_hosts = str(known_hosts)
+    switch = Switch(strict, "cli")
+    assert fabric.parse_version(switch.run(["show version"])[0]) == "3.9.0606"
+    switch.close()

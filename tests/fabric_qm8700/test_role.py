@@ -51,7 +51,8 @@ def test_check_first_apply_noop_and_one_port_changed(tmp_path, pair, pki):
     assert "show ib sm" in [e["command"] for e in one.log()], "the no-op run did not read the live state"
 
     # Someone lowers port 1/3 to EDR on qm8700-01 by hand over the CLI, and saves.
-    switch = Switch(Endpoint("127.0.0.1", "admin", PASSWORD, ssh_port=one.ssh_port), "cli")
+    switch = Switch(Endpoint("127.0.0.1", "admin", PASSWORD, ssh_port=one.ssh_port, ssh_host_key_checking=False),
+                    "cli")
     switch.run(["interface ib 1/3 speed edr force", "configuration write"])
     switch.close()
     one.clear_log()
