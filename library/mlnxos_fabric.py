@@ -296,6 +296,10 @@ def main() -> None:
     rendered = [e.render(params["input_names"]) for e in errors]
     if params["sm_peers"] is not None:
         rendered.extend(check_sm_pair(peers_from_param(params["sm_peers"])))
+    if not params["password"]:
+        label = params["input_names"].get("password", "password")
+        rendered.append(f"{label} is empty: the switch would refuse the login. Fix: give the password (vault or "
+                        "environment)")
     if rendered:
         module.fail_json(msg=f"{switch_label(params)}: invalid input, nothing was sent to the switch: "
                          + "; ".join(rendered),
