@@ -52,7 +52,7 @@ def main() -> int:
 
     topo = load_topology(dgx_count=a.dgx)
     roles = topo.images()
-    figures: dict[str, object] = {"dgx_count": topo.dgx_count}
+    figures: dict[str, object] = {"dgx_count": topo.dgx_count, "cpus": os.cpu_count(), "load_before": os.getloadavg()[0]}
 
     if not a.skip_cold:
         cold = Path(tempfile.mkdtemp(prefix="lab-bench-cache-"))
@@ -83,6 +83,7 @@ def main() -> int:
         figures["accel"] = state["accel"]
         figures["boot_to_ssh_s"] = state["boot_s"]
         figures["boot_all_ssh_s"] = max(state["boot_s"].values())
+        figures["load_after_boot"] = os.getloadavg()[0]
         status = json.loads(lab_cli(env, "status", "--json"))
         nodes = {n["name"]: n for n in status["nodes"]}
         ports = sorted(n for n, nic in nodes["sn3700v01"]["nics"].items() if nic["kind"] == "listen")
@@ -109,6 +110,8 @@ def main() -> int:
     print(f"  boot to SSH, all nodes   {figures['boot_all_ssh_s']:>8} s   ({figures['accel']}, {topo.dgx_count} dgx; per node: "
           + ", ".join(f"{k} {v}" for k, v in figures["boot_to_ssh_s"].items()) + ")")  # type: ignore[union-attr]
     print(f"  lab up, total            {figures['up_total_s']:>8} s")
+    print(f"  host: {figures['cpus']} CPUs, load average {figures['load_before']:.1f} before, "
+          f"{figures['load_after_boot']:.1f} after boot (other labs and jobs share these cores)")
     print(f"  iperf3 dgx01 -> powerscale01 via sn3700v01 bridge: {figures['iperf3_dgx01_to_powerscale01_Mbit_s']} Mbit/s "
           f"({a.iperf_seconds} s, MTU 9000, retransmits {figures['iperf3_retransmits']})")
     if a.json:

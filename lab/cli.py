@@ -1,4 +1,4 @@
-"""python -m lab up | down | status [--json] | ssh NODE [CMD...] | console NODE | build
+"""python -m lab up | down | status [--json] | ssh NODE [CMD...] | console NODE | restart NAME | build
 
 Environment (each also a flag where it makes sense):
   LAB_RUN_DIR        run dir (default lab/.run): keys, pki, secrets, disks, consoles, pids, state
@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     con = sub.add_parser("console", help="attach to a node's serial console (Ctrl-] leaves); --log prints the log")
     con.add_argument("node")
     con.add_argument("--log", action="store_true", help="print the console log's tail instead of attaching")
+    rs = sub.add_parser("restart", help="restart a host service, or push lab/onefs_sim into powerscale01 (onefs-sim)")
+    rs.add_argument("name")
     sub.add_parser("build", help="build (or verify the cache of) the images and print the time it took")
     args = p.parse_args(argv)
 
@@ -161,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(status, indent=2))
             else:
                 print_status(status)
+            return 0
+        if args.cmd == "restart":
+            lab.restart(args.name)
             return 0
         if args.cmd == "ssh":
             node = lab.topo.node(args.node)
