@@ -110,6 +110,7 @@ def check_results(commands: list[str], payload: Any, transport: str = "json api"
 
 class JsonApiTransport:
     name = "json api"
+    BATCH = 32  # commands per request: a first apply of 40 ports is ~100 commands
 
     def __init__(self, endpoint: Endpoint):
         if Request is None:  # pragma: no cover
@@ -161,8 +162,19 @@ class JsonApiTransport:
         self.logged_in = True
 
     def run(self, commands: list[str]) -> list[Any]:
-        if not commands:
-            return []
+        """Run the commands in requests of at most BATCH commands (each request must finish within the timeout);
+        the first failing command stops everything after it, and its index counts from the first command."""
+        data: list[Any] = []
+        for start in range(0, len(commands), self.BATCH):
+            chunk = commands[start:start + self.BATCH]
+            try:
+                data.extend(self._request(chunk))
+            except MlnxosCommandError as exc:
+                exc.index += start
+                raise
+        return data
+
+    def _request(self, commands: list[str]) -> list[Any]:
         if not self.logged_in:
             self.login()
         body = json.dumps({"commands": commands}).encode()

@@ -227,3 +227,15 @@ def test_ssh_host_key_is_checked_by_default(pair, pki, tmp_path):
     switch = Switch(strict, "cli")
     assert fabric.parse_version(switch.run(["show version"])[0]) == "3.9.0606"
     switch.close()
+
+
+def test_long_batches_are_split_and_the_failing_index_counts_from_the_first_command(pair, pki):
+    sim = pair["qm8700-01"]
+    switch = Switch(endpoint(sim, pki), "json")
+    commands = [f"interface ib 1/{n} description \"batch {n}\"" for n in range(1, 41)]
+    assert len(switch.run(commands)) == 40
+    posts = [e for e in sim.log() if e["command"].startswith("interface ib")]
+    assert len(posts) == 40 and sim.config()["ports"]["1/40"]["description"] == "batch 40"
+    with pytest.raises(MlnxosCommandError) as caught:
+        switch.run([*commands[:35], "interface ib 1/99 speed hdr force", "ib sm"])
+    assert caught.value.index == 35 and sim.config()["sm"]["enabled"] is False
