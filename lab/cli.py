@@ -136,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     con.add_argument("--log", action="store_true", help="print the console log's tail instead of attaching")
     rs = sub.add_parser("restart", help="restart a host service, or push lab/onefs_sim into powerscale01 (onefs-sim)")
     rs.add_argument("name")
-    sub.add_parser("build", help="build (or verify the cache of) the images and print the time it took")
+    bd = sub.add_parser("build", help="build (or verify the cache of) the images and print the time it took")
+    bd.add_argument("--prune", action="store_true", help="also remove cached images the current recipe does not use")
     args = p.parse_args(argv)
 
     try:
@@ -147,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             for role, img in built.items():
                 print(f"{role}: {img.directory}")
             print(f"images ready in {time.monotonic() - t0:.1f} s")
+            if args.prune:
+                images.prune(images.default_cache_dir(), images.Recipe(), lambda m: print(m, flush=True))
             return 0
         lab = make_lab(args, for_up=args.cmd == "up")
         if args.cmd == "up":

@@ -407,3 +407,23 @@ def build_role(cache_dir: Path, recipe: Recipe, role: str, log: Log) -> RoleImag
 
 def build_all(cache_dir: Path, recipe: Recipe, roles: list[str], log: Log) -> dict[str, RoleImage]:
     return {role: build_role(cache_dir, recipe, role, log) for role in roles}
+
+
+def prune(cache_dir: Path, recipe: Recipe, log: Log) -> list[Path]:
+    """Remove cached bases, wheelhouses and images that the current recipe no longer uses."""
+    keep = {f"base-{base_hash(recipe)}"}
+    keep |= {f"wheelhouse-{wheelhouse_hash(recipe, r.role)}" for r in recipe.roles if r.wheels}
+    keep_images = {f"{r.role}-{role_hash(recipe, r.role)}" for r in recipe.roles}
+    removed: list[Path] = []
+    candidates = [p for p in cache_dir.iterdir() if p.is_dir() and p.name.startswith(("base-", "wheelhouse-"))] if cache_dir.is_dir() else []
+    if (cache_dir / "images").is_dir():
+        candidates += [p for p in (cache_dir / "images").iterdir() if p.is_dir() and p.name not in keep_images]
+    for path in candidates:
+        if path.name in keep or (path.parent.name == "images" and path.name in keep_images):
+            continue
+        # The same lock the builder holds: never pull a directory from under a build or a running `up`.
+        with _lock(cache_dir / f"{path.name}.lock"):
+            shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+        log(f"image: pruned {path}")
+    return removed

@@ -49,8 +49,14 @@ def _proc_start_time(pid: int) -> int | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    # Field 22 (starttime); the command name (field 2) may contain spaces, so split after its ')'.
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    # Fields after the command name (which may contain spaces): state is field 3, starttime field 22.
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] == "Z":
+        # A zombie has exited; reap it if it is our child (a service restarted by this same process).
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        return None
+    return int(fields[19])
 
 
 @dataclass(frozen=True)
@@ -235,6 +241,7 @@ class Lab:
         if not ok:
             raise LabError(f"qemu cannot run here: {why}")
         self.check_host_service_modules()
+        self.check_same_shape()
         self.log(f"lab: run dir {self.run_dir}; nodes {', '.join(n.name for n in self.topo.nodes)}")
         for note in self.topo.notes:
             self.log(f"lab: note: {note}")
@@ -288,6 +295,24 @@ class Lab:
         self.state_path.write_text(json.dumps(state, indent=2) + "\n")
         self.log(f"lab: up in {state['up_s']:.0f} s ({choice.accel}); `python -m lab status` lists the nodes")
         return state
+
+    def check_same_shape(self) -> None:
+        """A running lab is only completed, never reshaped: the switch VM's ports are fixed at its start."""
+        names = {n.name for n in self.topo.nodes}
+        pid_dir = self.run_dir / "pids"
+        running = sorted(
+            rec.name.removeprefix("vm-")
+            for rec in (load_process(self.run_dir, p.stem) for p in sorted(pid_dir.glob("vm-*.json")))
+            if rec is not None and rec.alive()
+        ) if pid_dir.is_dir() else []
+        extra = [n for n in running if n not in names]
+        state = self.state()
+        if extra or (running and state and (state.get("dgx_count"), state.get("port_offset")) != (self.topo.dgx_count, self.topo.port_offset)):
+            raise LabError(
+                f"the lab in {self.run_dir} is running with {state.get('dgx_count')} DGX and port offset "
+                f"{state.get('port_offset')} (VMs: {', '.join(running)}); this `up` asks for {self.topo.dgx_count} DGX, "
+                f"offset {self.topo.port_offset}. Run `python -m lab down` first, or use another LAB_RUN_DIR"
+            )
 
     def check_host_service_modules(self) -> None:
         if not self.opts.host_services:
