@@ -1,0 +1,91 @@
+"""Module logic called in-process against the simulator (fast paths the playbook tests do not cover):
+network pool create / no-op / set-compare / update / check mode, quota validation, directory modes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import powerscale_directory
+import powerscale_network_pool
+import powerscale_quota
+import pytest
+from ansible.module_utils.onefs import OneFSClient, OneFSConnection, OneFSError
+
+from .conftest import API_PASSWORD, API_USER
+
+
+@dataclass
+class FakeModule:
+    params: dict[str, Any]
+    check_mode: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+def client(sim, pki) -> OneFSClient:
+    return OneFSClient(OneFSConnection(host="127.0.0.1", port=sim.port, user=API_USER, password=API_PASSWORD,
+                                       ca_path=str(pki.ca), retry_backoff=0.0), sleep=lambda s: None)
+
+
+def pool_params(**kw: Any) -> dict[str, Any]:
+    params = {"groupnet": "groupnet0", "subnet": "subnet0", "name": "pool-dl", "access_zone": "System",
+              "alloc_method": "dynamic", "sc_dns_zone": "dl.storage.example.com", "sc_connect_policy": "round_robin",
+              "description": None,
+              "ranges": [{"low": "198.51.100.21", "high": "198.51.100.24"}],
+              "ifaces": [{"iface": "40gige-1", "lnn": 1}]}
+    params.update(kw)
+    return params
+
+
+def test_network_pool_create_noop_reorder_update_and_check(sim, pki):
+    c = client(sim, pki)
+    sim.cluster.nodes.append({"lnn": 2, "devid": 2, "serial": "SIM0000002"})
+    created = powerscale_network_pool.run(FakeModule(pool_params()), c)
+    assert created["changed"] is True and sim.cluster.pools["groupnet0.subnet0.pool-dl"]["sc_dns_zone"]
+    assert powerscale_network_pool.run(FakeModule(pool_params()), c)["changed"] is False
+    two = [{"iface": "40gige-1", "lnn": 2}, {"iface": "40gige-1", "lnn": 1}]
+    updated = powerscale_network_pool.run(FakeModule(pool_params(ifaces=two)), c)
+    assert updated["changed"] is True and updated["sent"] == {"ifaces": two}
+    reordered = powerscale_network_pool.run(FakeModule(pool_params(ifaces=list(reversed(two)))), c)
+    assert reordered["changed"] is False
+    before = [r for r in sim.requests if r.mutating]
+    check = powerscale_network_pool.run(FakeModule(pool_params(sc_connect_policy="conn_count", ifaces=two),
+                                                   check_mode=True), c)
+    assert check["changed"] is True and check["sent"] == {"sc_connect_policy": "conn_count"}
+    assert [r for r in sim.requests if r.mutating] == before
+    assert sim.cluster.pools["groupnet0.subnet0.pool-dl"]["sc_connect_policy"] == "round_robin"
+
+
+@pytest.mark.parametrize("thresholds, text", [
+    ({"hard": 100, "soft": 200, "soft_grace": 60}, "thresholds.soft=200 is above thresholds.hard=100"),
+    ({"hard": 100, "soft": 50}, "needs thresholds.soft_grace"),
+    ({"hard": -1}, "thresholds.hard=-1 is negative"),
+])
+def test_quota_thresholds_are_checked_before_any_request(thresholds, text):
+    with pytest.raises(OneFSError) as err:
+        powerscale_quota.desired_thresholds(thresholds, "/ifs/data/scratch")
+    assert text in str(err.value) and "/ifs/data/scratch" in str(err.value)
+
+
+def test_quota_update_sends_the_whole_thresholds_object(sim, pki):
+    c = client(sim, pki)
+    c.put("/namespace/ifs/data/scratch", query={"recursive": "true"},
+          headers={"x-isi-ifs-target-type": "container", "x-isi-ifs-access-control": "0777"})
+    params = {"path": "/ifs/data/scratch", "state": "present", "include_snapshots": False, "container": False,
+              "thresholds": {"hard": 1000, "soft": None, "soft_grace": None, "advisory": 500}}
+    assert powerscale_quota.run(FakeModule(dict(params)), c)["changed"] is True
+    assert powerscale_quota.run(FakeModule(dict(params)), c)["changed"] is False
+    params["thresholds"] = {"hard": 2000, "soft": None, "soft_grace": None, "advisory": 500}
+    result = powerscale_quota.run(FakeModule(dict(params)), c)
+    assert result["sent"]["thresholds"] == {"hard": 2000, "soft": None, "advisory": 500, "soft_grace": None}
+    assert result["diff"]["before"]["thresholds"]["hard"] == 1000
+    params["state"] = "absent"
+    assert powerscale_quota.run(FakeModule(dict(params)), c)["changed"] is True
+    assert sim.cluster.quotas == {}
+
+
+def test_directory_modes_are_normalised_and_validated():
+    assert powerscale_directory.normal_mode("755") == "0755"
+    assert powerscale_directory.normal_mode("1777") == "1777"
+    with pytest.raises(OneFSError, match="not an octal mode"):
+        powerscale_directory.normal_mode("rwxr-xr-x")
