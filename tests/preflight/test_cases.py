@@ -28,3 +28,26 @@ def test_every_case_is_rejected_before_anything_runs():
     assert proc.returncode == 0, "\n".join(line for line in lines if not line.startswith("PASS")) + proc.stderr[-2000:]
     assert len([line for line in lines if line.startswith("PASS  ")]) == len(CASES)
     assert re.fullmatch(rf"{len(CASES)} cases: {len(CASES)} passed, 0 failed \(\d+s\)", lines[-1]), lines[-1]
+
+
+def test_runner_reports_a_case_that_preflight_does_not_reject(tmp_path):
+    """The runner can fail: an overlay without a defect must come out as FAIL, not PASS."""
+    from preflight_cases.__main__ import run_case
+
+    case = tmp_path / "no-defect-at-all"
+    case.mkdir()
+    (case / "hosts.yml").write_text("all: {}\n")
+    (case / "expect.yml").write_text("defect: none\ninventory: production\nhost: dgx01\nvariable: dgx_model\n")
+    outcome = run_case(case)
+    assert not outcome.ok and outcome.reason == "preflight passed an invalid inventory"
+
+
+def test_runner_parses_the_table():
+    from ansible.module_utils import preflight_rules as rules
+    from preflight_cases.__main__ import parse_table
+
+    rows = [rules.Problem("dgx03", "nfs_mounts[0].extra_options[1]", "a | b", "unknown option", "remove it").as_dict()]
+    text = "\n".join("        " + line for line in rules.render_table(rows, "preflight (inventory)").splitlines())
+    parsed = parse_table("TASK [x]\n    msg: |-\n" + text + "\n\nTASK [y]\n")
+    assert [(r.host, r.variable, r.value, r.problem, r.fix) for r in parsed] == [
+        ("dgx03", "nfs_mounts[0].extra_options[1]", "a / b", "ERROR: unknown option", "remove it")]

@@ -77,7 +77,7 @@ def parse_table(output: str) -> list[Row]:
 def command(case: Path, expect: dict) -> list[str]:
     offline = bool(expect.get("offline", True))
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"),
-           "-i", f"inventories/{expect.get('inventory', 'production')}", "-i", str((case / "hosts.yml").relative_to(ROOT)),
+           "-i", f"inventories/{expect.get('inventory', 'production')}", "-i", str(case / "hosts.yml"),
            "site.yml", "--tags", "preflight", "-e", f"preflight_offline={str(offline).lower()}"]
     if not offline:
         # Online cases exercise the controller-side secret checks. Were preflight to pass wrongly, the target
