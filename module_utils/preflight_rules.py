@@ -1070,16 +1070,24 @@ def rule_tls(site: Site) -> list[Problem]:
 
 
 def rule_secrets(site: Site) -> list[Problem]:
-    """Secrets never in clear text in the inventory; with targets reachable, every needed secret resolves to a
-    non-empty value. The value column never shows a secret."""
+    """Secrets never in clear text in the inventory; with targets reachable, every secret the site's stages use
+    resolves to a non-empty value. The value column never shows a secret."""
     out: list[Problem] = []
     spec = {s.name: s for s in SECRETS}
     mirror_on = as_dict(site.cluster("ngc_mirror", "dgx")[0]).get("enabled") is True
+    # Which secrets this site's stages really use (the roles read nothing else).
+    needed_by = {
+        "powerscale_api_password": bool(site.hosts("powerscale")),
+        "storage_fabric_password": site.cluster("storage_fabric_method", "sn3700v")[0] == "nvue",  # files: SSH keys
+        "qm8700_api_password": bool(site.hosts("qm8700")),
+        "ngc_api_key": not mirror_on,            # mirror mode logs in to the site registry instead of nvcr.io
+        "ngc_mirror_password": mirror_on,
+    }
     for state in site.secrets:
         secret = spec.get(state.name)
         if secret is None:
             continue
-        needed = state.name != "ngc_mirror_password" or mirror_on
+        needed = needed_by.get(state.name, True)
         where = (f"set {secret.vault} in the vault (ansible-vault edit inventories/<site>/group_vars/all/vault.yml) "
                  f"or export {secret.env}")
         if state.state == "clear_text":

@@ -340,6 +340,19 @@ def test_secrets_pass_when_offline_or_resolved(production):
     assert rules.rule_secrets(site) == []
 
 
+def test_secrets_only_the_stages_use_are_required(production):
+    site = copy.deepcopy(production)
+    site.offline = False
+    site.secrets = [rules.SecretState("storage_fabric_password", "empty")]
+    assert rules.rule_secrets(site) == []  # method files: the switches are reached over SSH with keys
+    set_all(site, "storage_fabric_method", "nvue")
+    assert [p.variable for p in rules.rule_secrets(site)] == ["storage_fabric_password"]
+    site.secrets = [rules.SecretState("ngc_api_key", "empty")]
+    assert [p.variable for p in rules.rule_secrets(site)] == ["ngc_api_key"]
+    edit_all(site, "ngc_mirror", lambda v: v.update(enabled=True, registry="registry.example.com:5000"))
+    assert rules.rule_secrets(site) == []  # mirror mode logs in to the site registry, not nvcr.io
+
+
 def test_secret_values_never_reach_the_table(production):
     site = copy.deepcopy(production)
     site.offline = False
