@@ -562,16 +562,17 @@ def rule_subnet_manager(site: Site) -> list[Problem]:
     return out
 
 
-def qm8700_port_count(ports: Any) -> tuple[int, list[tuple[int, str]]]:
-    """Usable ports of a qm8700_ports list, and the indexes of malformed or out-of-range entries."""
+def qm8700_port_count(ports: Any, cages: int = 40) -> tuple[int, list[tuple[int, str]]]:
+    """Usable ports of a qm8700_ports list (a split cage gives two HDR100 ports), and the indexes of
+    out-of-range entries. A QM8700 has 40 QSFP56 cages."""
     total, bad = 0, []
     for pos, entry in enumerate(as_list(ports)):
         match = re.fullmatch(r"1/(\d{1,2})(?:-1/(\d{1,2}))?", str(as_dict(entry).get("range", "")))
         if not match:
             continue
         low, high = int(match.group(1)), int(match.group(2) or match.group(1))
-        if not 1 <= low <= high <= 40:
-            bad.append((pos, "must be 1/N or 1/N-1/M with 1 <= N <= M <= 40 (a QM8700 has 40 ports)"))
+        if not 1 <= low <= high <= cages:
+            bad.append((pos, f"must be 1/N or 1/N-1/M with 1 <= N <= M <= {cages} (a QM8700 has {cages} ports)"))
             continue
         total += (high - low + 1) * (2 if str(as_dict(entry).get("split")) == "2" else 1)
     return total, bad
@@ -582,7 +583,7 @@ def rule_hca_ports(site: Site) -> list[Problem]:
     out: list[Problem] = []
     capacity = 0
     for switch in site.hosts("qm8700"):
-        count, bad = qm8700_port_count(site.var(switch, "qm8700_ports"))
+        count, bad = qm8700_port_count(site.var(switch, "qm8700_ports"), site.settings.qm8700_port_count)
         capacity += count
         label = site.label(switch, "qm8700_ports")
         for pos, why in bad:
