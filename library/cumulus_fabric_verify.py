@@ -38,6 +38,14 @@ options:
     description: How long to keep retrying before reporting the mismatches.
     type: int
     default: 30
+  repair_command:
+    description:
+      - Command that re-applies the configuration files (C(ifreload -a)) when the live state differs although the
+        files are right (a reload that failed earlier, a change made by hand with C(ip link)). Run once, then the
+        state is checked again; the task then reports changed. In check mode it is not run and the task reports
+        changed with the mismatches it would repair. Empty to only report.
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -55,6 +63,11 @@ mismatches:
   elements: str
 checked:
   description: Interfaces that were checked.
+  returned: always
+  type: list
+  elements: str
+repaired:
+  description: Mismatches that the repair command fixed (empty when none was needed).
   returned: always
   type: list
   elements: str
@@ -80,11 +93,40 @@ def main() -> None:
             "plan": {"type": "dict", "required": True},
             "require_link_up": {"type": "bool", "default": True},
             "wait_seconds": {"type": "int", "default": 30},
+            "repair_command": {"type": "str", "default": ""},
         },
         supports_check_mode=True,
     )
     plan = module.params["plan"]
-    deadline = time.monotonic() + max(0, module.params["wait_seconds"])
+    repair = module.params["repair_command"]
+    # With a repair at hand, do not wait long for a state that a reload would fix anyway.
+    first_wait = min(module.params["wait_seconds"], 10) if repair else module.params["wait_seconds"]
+    mismatches = _mismatches(module, plan, first_wait)
+    repaired: list[str] = []
+    if mismatches and repair and module.check_mode:
+        module.exit_json(changed=True, mismatches=mismatches, repaired=[],
+                         msg=f"would run `{repair}` to repair: " + "; ".join(mismatches))
+    if mismatches and repair:
+        rc, out, err = module.run_command(repair, use_unsafe_shell=False)
+        if rc != 0:
+            module.fail_json(msg=f"the live state differed ({'; '.join(mismatches)}) and `{repair}` failed (rc={rc}): "
+                             f"{(err or out).strip()}", mismatches=mismatches)
+        repaired = mismatches
+        mismatches = _mismatches(module, plan, module.params["wait_seconds"])
+    checked = [p["name"] for p in plan.get("ports", [])] + [u["name"] for u in plan.get("uplinks", [])]
+    if mismatches:
+        module.fail_json(
+            msg=f"the live state of {plan.get('switch')} does not match the inventory ({len(mismatches)} "
+            "mismatch(es)):\n  " + "\n  ".join(mismatches),
+            mismatches=mismatches,
+            checked=checked,
+            repaired=repaired,
+        )
+    module.exit_json(changed=bool(repaired), mismatches=[], checked=checked, repaired=repaired)
+
+
+def _mismatches(module: AnsibleModule, plan: dict, wait_seconds: int) -> list[str]:
+    deadline = time.monotonic() + max(0, wait_seconds)
     while True:
         ip_link = _json(module, ["ip", "-d", "-j", "link", "show"])
         bridge_vlan = _json(module, ["bridge", "-j", "vlan", "show"])
@@ -97,17 +139,8 @@ def main() -> None:
             clag = _json(module, [clagctl, "-j"], required=False)
         mismatches = compare(plan, ip_link, bridge_vlan, lo_addr, clag, module.params["require_link_up"])
         if not mismatches or time.monotonic() >= deadline:
-            break
+            return mismatches
         time.sleep(2)
-    checked = [p["name"] for p in plan.get("ports", [])] + [u["name"] for u in plan.get("uplinks", [])]
-    if mismatches:
-        module.fail_json(
-            msg=f"the live state of {plan.get('switch')} does not match the inventory ({len(mismatches)} "
-            "mismatch(es)):\n  " + "\n  ".join(mismatches),
-            mismatches=mismatches,
-            checked=checked,
-        )
-    module.exit_json(changed=False, mismatches=[], checked=checked)
 
 
 if __name__ == "__main__":
