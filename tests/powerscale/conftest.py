@@ -153,3 +153,18 @@ def pytest_collection_modifyitems(config, items):
     if lab_items:
         config.hook.pytest_deselected(items=lab_items)
         items[:] = [i for i in items if i not in lab_items]
+
+
+def papi_client(sim: OneFSSimulator, pki: Pki) -> Any:
+    """A PAPI client for the test's simulator (trusting the test CA, no pauses between retries)."""
+    from ansible.module_utils.onefs import OneFSClient, OneFSConnection
+
+    return OneFSClient(OneFSConnection(host="127.0.0.1", port=sim.port, user=API_USER,  # type: ignore[attr-defined]
+                                       password=API_PASSWORD, ca_path=str(pki.ca), retry_backoff=0.0),
+                       sleep=lambda s: None)
+
+
+def make_dir(client: Any, path: str, mode: str = "0755") -> None:
+    """Create a directory (and its parents) through the namespace API, as an administrator would."""
+    client.put("/namespace" + path, query={"recursive": "true"},
+               headers={"x-isi-ifs-target-type": "container", "x-isi-ifs-access-control": mode})

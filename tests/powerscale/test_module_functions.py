@@ -10,9 +10,10 @@ import powerscale_directory
 import powerscale_network_pool
 import powerscale_quota
 import pytest
-from ansible.module_utils.onefs import OneFSClient, OneFSConnection, OneFSError
+from ansible.module_utils.onefs import OneFSError
 
-from .conftest import API_PASSWORD, API_USER
+from .conftest import make_dir
+from .conftest import papi_client as client
 
 
 @dataclass
@@ -20,11 +21,6 @@ class FakeModule:
     params: dict[str, Any]
     check_mode: bool = False
     warnings: list[str] = field(default_factory=list)
-
-
-def client(sim, pki) -> OneFSClient:
-    return OneFSClient(OneFSConnection(host="127.0.0.1", port=sim.port, user=API_USER, password=API_PASSWORD,
-                                       ca_path=str(pki.ca), retry_backoff=0.0), sleep=lambda s: None)
 
 
 def pool_params(**kw: Any) -> dict[str, Any]:
@@ -69,8 +65,7 @@ def test_quota_thresholds_are_checked_before_any_request(thresholds, text):
 
 def test_quota_update_sends_the_whole_thresholds_object(sim, pki):
     c = client(sim, pki)
-    c.put("/namespace/ifs/data/scratch", query={"recursive": "true"},
-          headers={"x-isi-ifs-target-type": "container", "x-isi-ifs-access-control": "0777"})
+    make_dir(c, "/ifs/data/scratch", "0777")
     params = {"path": "/ifs/data/scratch", "state": "present", "include_snapshots": False, "container": False,
               "thresholds": {"hard": 1000, "soft": None, "soft_grace": None, "advisory": 500}}
     assert powerscale_quota.run(FakeModule(dict(params)), c)["changed"] is True

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import textwrap
 
-from ansible.module_utils.onefs import OneFSClient, OneFSConnection
-
 from lab.onefs_sim.server import Fault
 
-from .conftest import API_PASSWORD, API_USER, api_vars, run_playbook
+from .conftest import api_vars, run_playbook
+from .conftest import make_dir as mkdir
+from .conftest import papi_client as direct
 
 EXPORTS = "/platform/4/protocols/nfs/exports"
 PASSWORD_LOOKUP = "\"{{ lookup('ansible.builtin.env', 'POWERSCALE_API_PASSWORD') }}\""
@@ -20,16 +20,6 @@ def api_block(sim, pki, **extra) -> str:
     lines = [f"      {k}: {json.dumps(v)}" for k, v in api_vars(sim, pki, **extra).items()]
     lines.append(f"      api_password: {PASSWORD_LOOKUP}")
     return "\n".join(lines)
-
-
-def direct(sim, pki) -> OneFSClient:
-    return OneFSClient(OneFSConnection(host="127.0.0.1", port=sim.port, user=API_USER, password=API_PASSWORD,
-                                       ca_path=str(pki.ca), retry_backoff=0.0), sleep=lambda s: None)
-
-
-def mkdir(c: OneFSClient, path: str) -> None:
-    c.put("/namespace" + path, query={"recursive": "true"},
-          headers={"x-isi-ifs-target-type": "container", "x-isi-ifs-access-control": "0755"})
 
 
 def export_task(name: str, sim, pki, body: str, extra: str = "") -> str:

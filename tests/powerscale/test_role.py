@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ansible.module_utils.onefs import OneFSClient, OneFSConnection
-
-from .conftest import API_PASSWORD, API_USER, run_playbook
+from .conftest import API_PASSWORD, API_USER, make_dir, run_playbook
+from .conftest import papi_client as direct
 
 EXPORTS = "/platform/4/protocols/nfs/exports"
 MARKER = "[managed-by:powerscale-dgx-ra]"
@@ -108,11 +107,6 @@ all:
 """
 
 
-def direct(sim, pki) -> OneFSClient:
-    return OneFSClient(OneFSConnection(host="127.0.0.1", port=sim.port, user=API_USER, password=API_PASSWORD,
-                                       ca_path=str(pki.ca), retry_backoff=0.0), sleep=lambda s: None)
-
-
 def exports_by_path(sim) -> dict[str, dict]:
     return {e["paths"][0]: e for e in sim.cluster.exports.values()}
 
@@ -167,8 +161,7 @@ def test_check_diff_on_a_fresh_cluster_sends_nothing(sim, pki, tmp_path):
 def test_unmanaged_exports_are_never_touched_and_prune_removes_only_marked_ones(sim, pki, tmp_path):
     c = direct(sim, pki)
     for p in ("/ifs/home", "/ifs/data/old", "/ifs/data/legacy"):
-        c.put("/namespace" + p, query={"recursive": "true"},
-              headers={"x-isi-ifs-target-type": "container", "x-isi-ifs-access-control": "0755"})
+        make_dir(c, p)
     home = c.post(EXPORTS, {"paths": ["/ifs/home"], "clients": ["192.0.2.50"], "description": "user homes"},
                   query={"zone": "System"})["id"]
     old = c.post(EXPORTS, {"paths": ["/ifs/data/old"], "description": f"old data {MARKER}"},

@@ -8,13 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible.module_utils.onefs import OneFSClient, OneFSConnection, OneFSError
+from ansible.module_utils.onefs import OneFSError
 
 from lab.onefs_sim.backends import KnfsdBackend, export_options, render_exports
 from lab.onefs_sim.model import EXPORT_DEFAULTS, Cluster
 from lab.onefs_sim.server import OneFSSimulator
 
 from .conftest import API_PASSWORD, API_USER, make_sim
+from .conftest import make_dir as mkdir
+from .conftest import papi_client as client
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPORTS = "/platform/4/protocols/nfs/exports"
@@ -44,16 +46,6 @@ def assert_shape(reference: Any, actual: Any, where: str = "$") -> None:
         assert isinstance(actual, (int, float)) and not isinstance(actual, bool), f"{where}: expected a number"
     else:
         assert isinstance(actual, type(reference)), f"{where}: expected {type(reference).__name__}, got {actual!r}"
-
-
-def client(sim, pki) -> OneFSClient:
-    return OneFSClient(OneFSConnection(host="127.0.0.1", port=sim.port, user=API_USER, password=API_PASSWORD,
-                                       ca_path=str(pki.ca), retry_backoff=0.0), sleep=lambda s: None)
-
-
-def mkdir(c: OneFSClient, path: str) -> None:
-    c.put("/namespace" + path, query={"recursive": "true"},
-          headers={"x-isi-ifs-target-type": "container", "x-isi-ifs-access-control": "0755"})
 
 
 def test_responses_match_the_reference_shapes(sim, pki):
