@@ -8,6 +8,7 @@ from typing import Any
 
 import powerscale_directory
 import powerscale_network_pool
+import powerscale_nfs_export
 import powerscale_quota
 import pytest
 from ansible.module_utils.onefs import OneFSError
@@ -84,3 +85,23 @@ def test_directory_modes_are_normalised_and_validated():
     assert powerscale_directory.normal_mode("1777") == "1777"
     with pytest.raises(OneFSError, match="not an octal mode"):
         powerscale_directory.normal_mode("rwxr-xr-x")
+
+
+def export_params(**kw: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {name: None for name in powerscale_nfs_export.argument_spec()}
+    params.update({"path": "/ifs/data/old", "zone": "System", "state": "present"})
+    params.update(kw)
+    return params
+
+
+def test_absent_with_require_marker_refuses_an_export_this_project_did_not_create(sim, pki):
+    c = client(sim, pki)
+    make_dir(c, "/ifs/data/old")
+    c.post("/platform/4/protocols/nfs/exports", {"paths": ["/ifs/data/old"], "description": "made by hand"},
+           query={"zone": "System"})
+    module = FakeModule(export_params(state="absent", require_marker="[managed-by:powerscale-dgx-ra]"))
+    with pytest.raises(OneFSError) as err:
+        powerscale_nfs_export.run(module, c)
+    assert "does not carry the marker" in str(err.value) and "not deleted" in str(err.value)
+    assert len(sim.cluster.exports) == 1
+    assert not [r for r in sim.requests if r.method == "DELETE" and "exports" in r.path]
