@@ -22,6 +22,11 @@ security_flavors       ``sec=sys|krb5|krb5i|krb5p`` (unix = sys)
 all_dirs               knfsd always allows mounting subdirectories; recorded, no option needed
 =====================  ==============================================================================
 Always added: ``sync`` (OneFS commits writes synchronously by default) and ``no_subtree_check``.
+
+Quotas: the hard and soft thresholds become the project's ``bhard``/``bsoft``; the advisory threshold only
+notifies on OneFS, so it is kept in the API and not enforced. XFS has one soft-limit grace period per file
+system and quota type, so ``soft_grace`` of the last quota applied sets it for all. A full project quota
+makes XFS answer ENOSPC ("No space left on device"), where OneFS answers EDQUOT; both refuse the write.
 """
 
 from __future__ import annotations
