@@ -343,13 +343,15 @@ class OneFSClient:
         """
         method = method.upper()
         payload = json.dumps(body).encode() if body is not None else None
+        if payload is None and method in ("PUT", "POST"):
+            payload = b""  # an explicit Content-Length: 0 (namespace PUTs carry their data in headers)
         relogged = False
         if not self._session_id:
             self.login()
             relogged = True
         while True:
             all_headers = self._auth_headers()
-            if payload is not None:
+            if body is not None:
                 all_headers["Content-Type"] = "application/json"
             all_headers.update(headers or {})
             status, data, _ = self._send(method, path, query, payload, all_headers)
