@@ -114,22 +114,18 @@ def test_second_run_and_check_run_change_nothing():
 
 
 def test_one_drifted_port_is_repaired_alone():
-    # Someone changes swp2 by hand (file and kernel); the next run puts back exactly that port.
-    drift = ssh("sn3700v01", "python3 - <<'EOF'\n"
-                "p = '/etc/network/interfaces'\n"
-                "s = open(p).read()\n"
-                "head, sep, tail = s.partition('iface swp2\\n')\n"
-                "open(p, 'w').write(head + sep + tail.replace('mtu 9216', 'mtu 1500', 1))\n"
-                "EOF\n"
-                "ip link set swp2 mtu 1500")
+    # Someone renames swp2 by hand, in the file and in the kernel (harmless to traffic: the lab stays usable for
+    # the other stages); the next run puts back exactly that port.
+    drift = ssh("sn3700v01", "sed -i 's/^    alias dgx02 storage0$/    alias changed by hand/' /etc/network/interfaces"
+                " && ip link set swp2 alias 'changed by hand'")
     assert drift.returncode == 0, drift.stderr
     rc, out, recap = fabric("--diff")
     assert rc == 0 and recap["sn3700v01"]["changed"] >= 1, out[-6000:]
     removed = [line for line in out.splitlines() if line.startswith("-") and not line.startswith("---")]
     added = [line for line in out.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    assert removed == ["-    mtu 1500"] and added == ["+    mtu 9216"], (removed, added)
-    link = json.loads(ssh("sn3700v01", "ip -j link show swp2").stdout)[0]
-    assert link["mtu"] == 9216
+    assert removed == ["-    alias changed by hand"] and added == ["+    alias dgx02 storage0"], (removed, added)
+    link = json.loads(ssh("sn3700v01", "ip -j -d link show swp2").stdout)[0]
+    assert link.get("ifalias") == "dgx02 storage0", link
     assert ssh("dgx02", JUMBO_PING, timeout=60).returncode == 0
 
 
