@@ -13,11 +13,11 @@ from .conftest import ROOT, VENV_BIN
 from .test_files_render import CUMULUS_DEFAULT, render
 
 
-def run_tasks(tmp_path, tasks: list[dict]) -> dict:
+def run_tasks(tmp_path, tasks: list[dict], env_path: str = f"{VENV_BIN}:/usr/bin:/bin") -> dict:
     playbook = tmp_path / "play.yml"
     playbook.write_text(yaml.safe_dump([{"name": "t", "hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
     env = {"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),
-           "ANSIBLE_FACT_CACHING": "memory", "PATH": f"{VENV_BIN}:/usr/bin:/bin"}
+           "ANSIBLE_FACT_CACHING": "memory", "PATH": env_path}
     cmd = [str(VENV_BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e",
            f"ansible_python_interpreter={sys.executable}", str(playbook), "--diff"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)

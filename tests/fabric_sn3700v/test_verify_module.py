@@ -1,0 +1,54 @@
+"""cumulus_fabric_verify on the control node, with stand-ins for `ip`/`bridge` that print the switch's JSON:
+mismatch reported, repaired by the repair command, or (check mode) reported as a change that would be made."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from .test_interfaces_module import run_tasks
+from .test_live import LAB_PLAN, lab_live
+
+
+def _stand_ins(tmp_path):
+    links, vlans, lo = lab_live()
+    drifted = json.loads(json.dumps(links))
+    drifted[1]["mtu"] = 1500  # swp2 changed by hand
+    (tmp_path / "good.json").write_text(json.dumps(links))
+    (tmp_path / "live.json").write_text(json.dumps(drifted))
+    (tmp_path / "vlans.json").write_text(json.dumps(vlans))
+    (tmp_path / "lo.json").write_text(json.dumps(lo))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    scripts = {
+        "ip": f'#!/bin/sh\ncase "$*" in *addr*) cat {tmp_path}/lo.json;; *) cat {tmp_path}/live.json;; esac\n',
+        "bridge": f"#!/bin/sh\ncat {tmp_path}/vlans.json\n",
+        # the "ifreload -a" of this test: the kernel gets the configured state back
+        "fake-ifreload": f"#!/bin/sh\ncp {tmp_path}/good.json {tmp_path}/live.json\n",
+    }
+    for name, body in scripts.items():
+        path = bin_dir / name
+        path.write_text(body)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return bin_dir
+
+
+def test_report_check_mode_and_repair(tmp_path, monkeypatch):
+    bin_dir = _stand_ins(tmp_path)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    plan = LAB_PLAN
+    results = run_tasks(tmp_path, [
+        {"name": "report", "cumulus_fabric_verify": {"plan": plan, "wait_seconds": 0}, "ignore_errors": True},
+        {"name": "would", "cumulus_fabric_verify": {"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"},
+         "check_mode": True},
+        {"name": "repair", "cumulus_fabric_verify": {"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"}},
+        {"name": "again", "cumulus_fabric_verify": {"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"}},
+    ], env_path=f"{bin_dir}:{os.environ['PATH']}")
+    assert results["report"]["failed"]
+    assert "fabric port (dgx02 storage0) swp2: MTU 1500, expected 9216" in results["report"]["msg"]
+    assert results["would"]["changed"] and "would run `fake-ifreload`" in results["would"]["msg"]
+    # check mode repaired nothing: the real run that follows still finds (and repairs) the drift
+    assert results["repair"]["changed"] and results["repair"]["repaired"] == [
+        "fabric port (dgx02 storage0) swp2: MTU 1500, expected 9216"]
+    assert not results["again"]["changed"] and results["again"]["mismatches"] == []
