@@ -1,13 +1,16 @@
-"""cumulus_fabric_verify on the control node, with stand-ins for `ip`/`bridge` that print the switch's JSON:
+"""cumulus_fabric_verify in-process, with stand-ins for `ip`/`bridge` that print the switch's JSON:
 mismatch reported, repaired by the repair command, or (check mode) reported as a change that would be made."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import stat
 
-from .test_interfaces_module import run_tasks
+import pytest
+
 from .test_live import LAB_PLAN, lab_live
 
 
@@ -34,21 +37,37 @@ def _stand_ins(tmp_path):
     return bin_dir
 
 
+def run_module(args: dict, check: bool = False) -> dict:
+    """Run cumulus_fabric_verify in-process, the way AnsiballZ hands it its arguments."""
+    import cumulus_fabric_verify
+    from ansible.module_utils import basic
+    from ansible.module_utils.common.text.converters import to_bytes
+
+    payload = {"ANSIBLE_MODULE_ARGS": {**args, "_ansible_check_mode": check}}
+    basic._ANSIBLE_ARGS = to_bytes(json.dumps(payload))
+    basic._ANSIBLE_PROFILE = "legacy"
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            cumulus_fabric_verify.main()
+    finally:
+        basic._ANSIBLE_ARGS, basic._ANSIBLE_PROFILE = None, None
+    return json.loads(out.getvalue())
+
+
 def test_report_check_mode_and_repair(tmp_path, monkeypatch):
     bin_dir = _stand_ins(tmp_path)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     plan = LAB_PLAN
-    results = run_tasks(tmp_path, [
-        {"name": "report", "cumulus_fabric_verify": {"plan": plan, "wait_seconds": 0}, "ignore_errors": True},
-        {"name": "would", "cumulus_fabric_verify": {"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"},
-         "check_mode": True},
-        {"name": "repair", "cumulus_fabric_verify": {"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"}},
-        {"name": "again", "cumulus_fabric_verify": {"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"}},
-    ], env_path=f"{bin_dir}:{os.environ['PATH']}")
-    assert results["report"]["failed"]
-    assert "fabric port (dgx02 storage0) swp2: MTU 1500, expected 9216" in results["report"]["msg"]
-    assert results["would"]["changed"] and "would run `fake-ifreload`" in results["would"]["msg"]
-    # check mode repaired nothing: the real run that follows still finds (and repairs) the drift
-    assert results["repair"]["changed"] and results["repair"]["repaired"] == [
-        "fabric port (dgx02 storage0) swp2: MTU 1500, expected 9216"]
-    assert not results["again"]["changed"] and results["again"]["mismatches"] == []
+    report = run_module({"plan": plan, "wait_seconds": 0})
+    assert report["failed"]
+    assert "fabric port (dgx02 storage0) swp2: MTU 1500, expected 9216" in report["msg"]
+
+    would = run_module({"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"}, check=True)
+    assert would["changed"] and "would run `fake-ifreload`" in would["msg"]
+    assert (tmp_path / "live.json").read_text() != (tmp_path / "good.json").read_text(), "check mode repaired"
+
+    repair = run_module({"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"})
+    assert repair["changed"] and repair["repaired"] == ["fabric port (dgx02 storage0) swp2: MTU 1500, expected 9216"]
+    again = run_module({"plan": plan, "wait_seconds": 0, "repair_command": "fake-ifreload"})
+    assert not again["changed"] and again["mismatches"] == []
