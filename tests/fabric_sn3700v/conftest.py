@@ -24,6 +24,27 @@ PLAYBOOK = Path(__file__).with_name("fabric_role.yml")
 PASSWORD = "sim-secret-do-not-log"
 
 
+def run_module(name: str, args: dict[str, Any], check: bool = False, diff: bool = True) -> dict[str, Any]:
+    """Run one of library/'s modules in-process, the way AnsiballZ hands it its arguments; its JSON result."""
+    import contextlib
+    import importlib
+    import io
+
+    from ansible.module_utils import basic
+    from ansible.module_utils.common.text.converters import to_bytes
+
+    module = importlib.import_module(name)
+    payload = {"ANSIBLE_MODULE_ARGS": {**args, "_ansible_check_mode": check, "_ansible_diff": diff}}
+    basic._ANSIBLE_ARGS, basic._ANSIBLE_PROFILE = to_bytes(json.dumps(payload)), "legacy"
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            module.main()
+    finally:
+        basic._ANSIBLE_ARGS, basic._ANSIBLE_PROFILE = None, None
+    return json.loads(out.getvalue())
+
+
 @pytest.fixture(scope="session")
 def pki(tmp_path_factory) -> dict[str, Path]:
     """A CA and a server certificate for 127.0.0.1/localhost, made with cryptography (an ansible-core dependency)."""

@@ -3,14 +3,11 @@ mismatch reported, repaired by the repair command, or (check mode) reported as a
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import stat
 
-import pytest
-
+from .conftest import run_module as conftest_run_module
 from .test_live import LAB_PLAN, lab_live
 
 
@@ -38,21 +35,7 @@ def _stand_ins(tmp_path):
 
 
 def run_module(args: dict, check: bool = False) -> dict:
-    """Run cumulus_fabric_verify in-process, the way AnsiballZ hands it its arguments."""
-    import cumulus_fabric_verify
-    from ansible.module_utils import basic
-    from ansible.module_utils.common.text.converters import to_bytes
-
-    payload = {"ANSIBLE_MODULE_ARGS": {**args, "_ansible_check_mode": check}}
-    basic._ANSIBLE_ARGS = to_bytes(json.dumps(payload))
-    basic._ANSIBLE_PROFILE = "legacy"
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
-            cumulus_fabric_verify.main()
-    finally:
-        basic._ANSIBLE_ARGS, basic._ANSIBLE_PROFILE = None, None
-    return json.loads(out.getvalue())
+    return conftest_run_module("cumulus_fabric_verify", args, check=check)
 
 
 def test_report_check_mode_and_repair(tmp_path, monkeypatch):
