@@ -328,6 +328,7 @@ def rule_ipoib_addresses(site: Site) -> list[Problem]:
         elif is_int(lnn):
             lnns[lnn] = host
     owner: dict[Any, str] = {}
+    first: tuple[str, Any] | None = None
     for host in site.hosts("dgx"):
         iface = interface(site.var(host, "ib_ipoib_address"))
         if iface is None:
@@ -337,6 +338,41 @@ def rule_ipoib_addresses(site: Site) -> list[Problem]:
                                "give every DGX its own IPoIB address"))
         else:
             owner[iface.ip] = host
+        if first is None:
+            first = (host, iface.network)
+        elif iface.network != first[1]:
+            out.append(Problem(host, "ib_ipoib_address", str(iface),
+                               f"is not in {first[0]}'s IPoIB subnet {first[1]}: the nodes would not reach each other "
+                               "over IPoIB", f"use an address in {first[1]}"))
+    return out
+
+
+def rule_management_addresses(site: Site) -> list[Problem]:
+    """No two SSH targets share an address and port (a copy-paste would configure one host twice), and no two
+    QM8700 share an API endpoint."""
+    out: list[Problem] = []
+    seen: dict[tuple[Any, Any], str] = {}
+    for group in ("dgx", "powerscale", "sn3700v"):
+        for host in site.hosts(group):
+            if site.var(host, "ansible_connection") == "local" or host in seen.values():
+                continue
+            endpoint = (site.var(host, "ansible_host") or host, site.var(host, "ansible_port") or 22)
+            if endpoint in seen:
+                out.append(Problem(host, "ansible_host", f"{endpoint[0]}:{endpoint[1]}",
+                                   f"{seen[endpoint]} is reached at the same address and port",
+                                   "give each host its own management address (or SSH port)"))
+            else:
+                seen[endpoint] = host
+    apis: dict[tuple[Any, Any], str] = {}
+    for host in site.hosts("qm8700"):
+        endpoint = (site.var(host, "qm8700_api_host"), site.var(host, "qm8700_api_port"))
+        if endpoint[0] is None:
+            continue
+        if endpoint in apis:
+            out.append(Problem(host, "qm8700_api_host", f"{endpoint[0]}:{endpoint[1]}",
+                               f"{apis[endpoint]} has the same API endpoint", "give each switch its own address"))
+        else:
+            apis[endpoint] = host
     return out
 
 
@@ -1104,7 +1140,8 @@ def rule_secrets(site: Site) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------- driver
 
 RULES: tuple[Callable[[Site], list[Problem]], ...] = (
-    rule_schema, rule_mtu, rule_storage_addresses, rule_ipoib_addresses, rule_switch_cabling, rule_port_speed,
+    rule_schema, rule_mtu, rule_storage_addresses, rule_ipoib_addresses, rule_management_addresses,
+    rule_switch_cabling, rule_port_speed,
     rule_vlans, rule_clag, rule_subnet_manager, rule_hca_ports, rule_node_model, rule_sizing, rule_exports,
     rule_export_clients, rule_nfs_mounts, rule_validation_mounts, rule_server_mapping, rule_smartconnect,
     rule_acceptance, rule_ngc, rule_tls, rule_secrets,

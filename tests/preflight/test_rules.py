@@ -102,6 +102,12 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                           rules.rule_storage_addresses, "f800-1", "storage_nics[0].address", ERROR),
     "ipoib-duplicate": (lambda s: s.hostvars["dgx02"].update(ib_ipoib_address="203.0.113.11/24"),
                         rules.rule_ipoib_addresses, "dgx02", "ib_ipoib_address", ERROR),
+    "ipoib-other-subnet": (lambda s: s.hostvars["dgx03"].update(ib_ipoib_address="203.0.114.13/24"),
+                           rules.rule_ipoib_addresses, "dgx03", "ib_ipoib_address", ERROR),
+    "ssh-endpoint-duplicate": (lambda s: s.hostvars["dgx04"].update(ansible_host="192.0.2.13"),
+                               rules.rule_management_addresses, "dgx04", "ansible_host", ERROR),
+    "qm8700-api-duplicate": (lambda s: s.hostvars["qm8700-02"].update(qm8700_api_host="192.0.2.41"),
+                             rules.rule_management_addresses, "qm8700-02", "qm8700_api_host", ERROR),
     "lnn-duplicate": (lambda s: s.hostvars["f800-4"].update(powerscale_lnn=1),
                       rules.rule_ipoib_addresses, "f800-4", "powerscale_lnn", ERROR),
     # cabling
@@ -367,6 +373,11 @@ def test_port_speed_not_judged_when_speeds_are_not_managed(production):
     assert rules.rule_port_speed(site)
     set_all(site, "storage_fabric_port_speed_managed", False)
     assert rules.rule_port_speed(site) == []
+
+
+def test_lab_hosts_share_an_address_on_distinct_ports(lab):
+    assert {lab.hostvars[h]["ansible_host"] for h in ("dgx01", "dgx02")} == {"127.0.0.1"}
+    assert rules.rule_management_addresses(lab) == []
 
 
 def test_sizing_passes_at_eight_gpus_per_f800(production):
