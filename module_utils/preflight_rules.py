@@ -430,6 +430,11 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                     elif parts[1] is None and split_here:
                         out.append(Problem(host, path, port, f"{port} is broken out ({breakouts[port]}): "
                                            "the whole port does not exist", f"use {port}s0..{port}s3"))
+                    elif split_here and re.fullmatch(r"\d+x\d+G", str(breakouts[whole[1]])):
+                        lanes = int(str(breakouts[whole[1]]).split("x")[0])
+                        if parts[1] is not None and parts[1] >= lanes:
+                            out.append(Problem(host, path, port, f"{whole[1]} is broken out {breakouts[whole[1]]}: "
+                                               f"its lanes are s0..s{lanes - 1}", "use an existing lane"))
                 split = [k for k in used if k[0] == switch and port_parts(k[1]) and port_parts(k[1])[0] == parts[0]
                          and (port_parts(k[1])[1] is None) != (parts[1] is None)]
                 if split:

@@ -125,6 +125,9 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                                     rules.rule_switch_cabling, "dgx03", "storage_nics[0].switch_port", ERROR),
     "cable-on-broken-out-whole-port": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp1": "4x25G"}),
                                        rules.rule_switch_cabling, "dgx01", "storage_nics[0].switch_port", ERROR),
+    "cable-breakout-lane-missing": (lambda s: (set_all(s, "storage_fabric_breakouts", {"swp5": "2x100G"}),
+                                               nic(s, "dgx03").update(switch_port="swp5s2")),
+                                    rules.rule_switch_cabling, "dgx03", "storage_nics[0].switch_port", ERROR),
     "schema-breakout-mode": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp49": "quad"}),
                              rules.rule_schema, "all", "storage_fabric_breakouts.swp49", ERROR),
     "cable-speed-unlisted": (lambda s: nic(s, "dgx01").update(speed_gbps=56),
@@ -365,6 +368,13 @@ def test_secret_values_never_reach_the_table(production):
     site.secrets = [rules.SecretState("ngc_api_key", "clear_text"), rules.SecretState("ngc_api_key", "empty")]
     rows = [p.as_dict() for p in rules.evaluate(site)]
     assert {r["value"] for r in rows if r["variable"] == "ngc_api_key"} == {"<secret>"}
+
+
+def test_cable_on_a_declared_breakout_lane_passes(production):
+    site = copy.deepcopy(production)
+    set_all(site, "storage_fabric_breakouts", {"swp5": "4x25G"})
+    nic(site, "dgx03").update(switch_port="swp5s3")
+    assert rules.rule_switch_cabling(site) == []
 
 
 def test_port_speed_not_judged_when_speeds_are_not_managed(production):
