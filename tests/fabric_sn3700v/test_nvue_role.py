@@ -70,52 +70,45 @@ def test_apply_noop_check_change_and_unreachable(start_sim, pki, tmp_path):
     assert len(sim.data()["revisions"]) == 2
 
 
-def test_invalid_input_is_refused_before_any_request(start_sim, pki, tmp_path):
-    sim = start_sim("swa")
-    ca = {"storage_fabric_ca_path": str(pki["ca"])}
+def test_each_switch_fails_alone_with_its_own_reason(start_sim, pki, tmp_path):
+    """One run, six switches, six failures: three inventories refused before any request, the switch's own
+    rejection text, TLS verification, a port that stays down."""
+    refused = start_sim("refused")
+    small = start_sim("small", "--ports", "32")
+    untrusted = start_sim("untrusted")
+    downport = start_sim("downport", "--down-ports", "swp2")
     endpoints = {
         **cables("bad_port", {"dgx01": "eth-1"}),
         **cables("bad_mtu", {"dgx02": "swp2"}),
         **cables("dup_vlan", {"powerscale01": "swp9"}),
     }
+    endpoints["dgx01"] += cables("small", {"dgx01": "swp48"})["dgx01"]  # the simulated platform has 32 ports
+    endpoints["dgx01"] += cables("untrusted", {"dgx01": "swp1"})["dgx01"]
+    endpoints["dgx02"] += cables("downport", {"dgx02": "swp2"})["dgx02"]
+    endpoints["powerscale01"] += cables("downport", {"powerscale01": "swp9"})["powerscale01"]
     vlans = [{"id": 100, "name": "storage", "subnet": "198.51.100.0/24"}, {"id": 100, "name": "again"}]
     inventory = write_inventory(tmp_path / "hosts.yml", {
-        "bad_port": switch_vars(sim.port),
-        "bad_mtu": switch_vars(sim.port, storage_fabric_port_mtu=9999),
-        "dup_vlan": switch_vars(sim.port, storage_fabric_vlans=vlans),
-    }, endpoints, fabric_vars(**ca))
+        "bad_port": switch_vars(refused.port),
+        "bad_mtu": switch_vars(refused.port, storage_fabric_port_mtu=9999),
+        "dup_vlan": switch_vars(refused.port, storage_fabric_vlans=vlans),
+        "small": switch_vars(small.port),
+        "untrusted": switch_vars(untrusted.port, storage_fabric_ca_path=""),
+        "downport": switch_vars(downport.port),
+    }, endpoints, fabric_vars(storage_fabric_ca_path=str(pki["ca"])))
     run = run_playbook(inventory)
-    assert run.rc != 0
+    hosts = ("bad_port", "bad_mtu", "dup_vlan", "small", "untrusted", "downport")
+    assert all(run.stats(h)["failures"] == 1 for h in hosts), run.text()[-3000:]
+
     for host, words in {
         "bad_port": ["dgx01", "storage_nics[0].switch_port", "'eth-1'", "not a front-panel port name", "Fix:"],
         "bad_mtu": ["storage_fabric_port_mtu", "9999", "between 552 and 9216", "Fix:"],
         "dup_vlan": ["storage_fabric_vlans[1].id", "duplicate VLAN 100", "Fix:"],
     }.items():
         message = run.failure(host)
-        assert run.stats(host)["failures"] == 1
         for word in words:
             assert word in message, f"{host}: {word!r} not in {message!r}"
         assert "nothing was changed" in message
-    assert sim.mutations() == [], "a refused inventory must not reach the switch"
-
-
-def test_each_switch_fails_alone_with_its_own_reason(start_sim, pki, tmp_path):
-    """One run, three switches, three failures: the switch's rejection text, TLS verification, a down port."""
-    small = start_sim("small", "--ports", "32")
-    untrusted = start_sim("untrusted")
-    downport = start_sim("downport", "--down-ports", "swp2")
-    endpoints = {
-        **cables("small", {"dgx01": "swp48"}),  # the simulated platform has 32 ports
-        **cables("downport", {"dgx02": "swp2", "powerscale01": "swp9"}),
-    }
-    endpoints["dgx01"] += cables("untrusted", {"dgx01": "swp1"})["dgx01"]
-    inventory = write_inventory(tmp_path / "hosts.yml", {
-        "small": switch_vars(small.port),
-        "untrusted": switch_vars(untrusted.port, storage_fabric_ca_path=""),
-        "downport": switch_vars(downport.port),
-    }, endpoints, fabric_vars(storage_fabric_ca_path=str(pki["ca"])))
-    run = run_playbook(inventory)
-    assert all(run.stats(h)["failures"] == 1 for h in ("small", "untrusted", "downport")), run.text()[-3000:]
+    assert refused.mutations() == [], "a refused inventory must not reach the switch"
 
     message = run.failure("small")
     assert "ended in state 'invalid'" in message
