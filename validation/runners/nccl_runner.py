@@ -5,9 +5,9 @@ Launchers (existing engines only):
   direct   one node, one process driving every GPU (all_reduce_perf -g <gpus>)
   mpirun   Open MPI (nccl-tests built with MPI=1): one rank per GPU, --tag-output, NCCL variables exported
   srun     Slurm: srun --mpi=pmix, one task per GPU, optionally inside the NGC image through pyxis
-  gloo     lab stand-in: torchrun (c10d rendezvous) of gloo_allreduce.py on every node of the case; it prints
-           the nccl-tests table with the same busbw formula. Every node of the case runs this runner;
-           the first node writes meta.json, the others peer-<node>.json.
+  gloo     lab stand-in: gloo_allreduce.py workers (torch.distributed, env:// rendezvous at the case's first
+           node) on every node of the case; rank 0 prints the nccl-tests table with the same busbw formula.
+           Every node of the case runs this runner; the first writes meta.json, the others peer-<node>.json.
 
 Each repeat is one sample (r<k>.log). Exit status 0 means the outcome was recorded, not that it passed.
 Standard library only, Python >= 3.8: this file runs on the DGX nodes.
@@ -19,7 +19,10 @@ import argparse
 import glob
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -85,14 +88,46 @@ def build_command(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
                 cmd += [f"--container-mounts={args.container_mounts}"]
         cmd += args.srun_arg or []
         return cmd + perf_args(args, 1)
-    # gloo stand-in through torchrun with c10d rendezvous
+    # gloo stand-in: this node's worker processes, rendezvous through torch.distributed's env:// TCP store at
+    # the first node (no torchrun agent: one torch import less per node, which counts in a TCG VM)
     here = os.path.dirname(os.path.abspath(__file__))
-    return [args.python, "-m", "torch.distributed.run", f"--nnodes={len(nodes)}",
-            f"--nproc-per-node={args.gpus_per_node}", "--rdzv-backend=c10d",
-            f"--rdzv-endpoint={args.rdzv_endpoint}", f"--rdzv-id={args.rdzv_id}",
-            os.path.join(here, "gloo_allreduce.py"), "--min-bytes", str(args.min_bytes),
+    return [args.python, os.path.join(here, "gloo_allreduce.py"), "--min-bytes", str(args.min_bytes),
             "--max-bytes", str(args.max_bytes), "--iters", str(args.iters), "--warmup", str(args.warmup),
             "--repeats", str(args.repeats), "--out-dir", args.out_dir]
+
+
+def run_gloo_workers(cmd: list[str], args: argparse.Namespace, env: dict[str, str], log: str,
+                     timeout_s: float) -> dict:
+    """Start this node's share of the ranks (RANK = node index x procs + local rank) and wait for all."""
+    nodes = args.nodes.split(",")
+    node_index = nodes.index(args.this_node or nodes[0])
+    host, _, port = (args.rdzv_endpoint or "127.0.0.1:29400").rpartition(":")
+    started = time.time()
+    procs = []
+    with open(log, "wb") as out:
+        for local in range(args.gpus_per_node):
+            wenv = dict(env, MASTER_ADDR=host, MASTER_PORT=port, WORLD_SIZE=str(len(nodes) * args.gpus_per_node),
+                        RANK=str(node_index * args.gpus_per_node + local), LOCAL_RANK=str(local))
+            procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=wenv,
+                                          start_new_session=True))
+        rcs, timed_out = [], False
+        for proc in procs:
+            remaining = max(1.0, timeout_s - (time.time() - started))
+            try:
+                rcs.append(proc.wait(timeout=remaining))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                for q in procs:
+                    if q.poll() is None:
+                        os.killpg(q.pid, signal.SIGKILL)
+                rcs.append(proc.wait())
+    rc = next((r for r in rcs if r != 0), 0)
+    result = {"rc": rc, "timed_out": timed_out, "duration_s": round(time.time() - started, 3)}
+    if timed_out:
+        result["reason"] = f"killed after the {timeout_s:g} s limit"
+    elif rc != 0:
+        result["reason"] = f"a gloo worker exited with status {rc}"
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.launcher == "gloo":
         # One launch runs every repeat (torch import alone takes tens of seconds in a TCG VM).
         full_env.setdefault("OMP_NUM_THREADS", "1")
-        log = os.path.join(args.out_dir, f"torchrun-{args.this_node or launcher_node}.log")
-        result = run(cmd, log, args.timeout * args.repeats, env=full_env)
+        log = os.path.join(args.out_dir, f"workers-{args.this_node or launcher_node}.log")
+        result = run_gloo_workers(cmd, args, full_env, log, args.timeout * args.repeats)
         samples = [dict(result, file=f"r{k}.log", finished=now(), console=os.path.basename(log))
                    for k in range(1, args.repeats + 1)]
         if is_launcher:
