@@ -64,15 +64,16 @@ def lab_ready():
 
 
 def test_unconfigured_switch_forwards_nothing():
-    # Back to the state `lab up` leaves: the role's region removed (plus a site-owned stanza to keep), reloaded.
+    # Back to the state `lab up` leaves: the role's region removed, ifupdown2 reloaded.
     script = (
         "set -e; python3 - <<'EOF'\n"
         "import re\n"
         "p = '/etc/network/interfaces'\n"
         "s = open(p).read()\n"
-        "s = re.sub(r'# BEGIN sn3700v storage fabric.*?# END sn3700v storage fabric\\n?', '', s, flags=re.S)\n"
-        f"s = s.replace({FOREIGN!r}, '')\n"
-        f"open(p, 'w').write(s.rstrip() + '\\n\\n' + {FOREIGN!r})\n"
+        # the region holds the adopted loopback stanza: give lo back its plain stanza, as the image has it
+        "s = re.sub(r'# BEGIN sn3700v storage fabric.*?# END sn3700v storage fabric\\n?',\n"
+        "           'auto lo\\niface lo inet loopback\\n', s, flags=re.S)\n"
+        "open(p, 'w').write(s.rstrip() + '\\n')\n"
         "EOF\n"
         "ifreload -a\n"
         "if [ -e /sys/class/net/br_default ]; then ip link del br_default; fi\n"
@@ -130,11 +131,24 @@ def test_one_drifted_port_is_repaired_alone():
 
 
 def test_switch_settings_outside_the_inventory_survive():
-    text = ssh("sn3700v01", "cat /etc/network/interfaces").stdout
-    assert FOREIGN in text, text
-    assert "source /etc/network/interfaces.d/*" in text
-    assert text.count("# BEGIN sn3700v storage fabric") == 1
-    assert ssh("sn3700v01", "ip -j link show site0").returncode == 0, "the site's own interface is gone"
+    # The site adds its own interface next to ours (a dummy: no traffic impact); the stage keeps it, reports nothing.
+    plant = ssh("sn3700v01", f"printf '\\n%s' '{FOREIGN}' >> /etc/network/interfaces && ifreload -a")
+    assert plant.returncode == 0, plant.stderr
+    try:
+        rc, out, recap = fabric()
+        assert rc == 0 and recap["sn3700v01"]["changed"] == 0, out[-6000:]
+        text = ssh("sn3700v01", "cat /etc/network/interfaces").stdout
+        assert FOREIGN in text, text
+        assert "source /etc/network/interfaces.d/*" in text
+        assert text.count("# BEGIN sn3700v storage fabric") == 1
+        assert ssh("sn3700v01", "ip -j link show site0").returncode == 0, "the site's own interface is gone"
+    finally:
+        cleanup = ssh("sn3700v01", "python3 - <<'EOF'\n"
+                      "p = '/etc/network/interfaces'\n"
+                      f"open(p, 'w').write(open(p).read().replace({FOREIGN!r}, '').rstrip() + '\\n')\n"
+                      "EOF\n"
+                      "ifreload -a")
+        assert cleanup.returncode == 0, cleanup.stderr
 
 
 def test_switch_rejection_is_reported_in_its_own_words():
