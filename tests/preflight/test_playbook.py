@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .preflight_sites import load_site
+from .preflight_sites import action_plugin, load_site
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOK = str(Path(sys.executable).parent / "ansible-playbook")
@@ -101,3 +101,21 @@ def test_secret_states_from_the_real_inventory(monkeypatch):
 def test_clear_text_secret_is_found_by_the_collector():
     states = load_site("inventories/production", "tests/preflight_cases/secret-in-clear-text/hosts.yml").secrets
     assert [(s.name, s.state, s.host) for s in states] == [("ngc_api_key", "clear_text", "all")]
+
+
+def test_limited_run_still_validates_the_whole_inventory():
+    rc, out, plays = play("-i", "inventories/production", "-i", "tests/preflight_cases/storage-address-duplicate/hosts.yml",
+                          "site.yml", "--limit", "dgx01", "-e", "preflight_offline=true")
+    assert rc != 0
+    assert re.search(r"^\s*dgx04\s+\| storage_nics\[0\]\.address\s+\|.*ERROR: duplicate address", out, re.M)
+    assert plays == ["Preflight | inventory rules"]
+
+
+def test_clear_text_detection():
+    plugin = action_plugin()
+    assert plugin.is_clear_text("nvapi-123")
+    assert not plugin.is_clear_text("{{ vault_ngc_api_key | default('') }}")
+    assert not plugin.is_clear_text("")
+    assert not plugin.is_clear_text(None)
+    encrypted = type("EncryptedString", (), {})()
+    assert not plugin.is_clear_text(encrypted)
