@@ -123,3 +123,38 @@ def test_each_switch_fails_alone_with_its_own_reason(start_sim, pki, tmp_path):
     assert "fabric port (dgx02 storage0) swp2: oper-status 'down', expected 'up'" in message, message
     assert "swp9" not in message
     assert downport.data()["applied"]["interface"]["swp2"]["bridge"]  # applied, then found down by the check
+
+
+def test_mlag_pair_with_roce_and_breakout(start_sim, pki, tmp_path):
+    """The production shape: a CLAG pair (primary/secondary), RoCE lossless, a breakout; and a pair member whose
+    MLAG peer never answers fails with that reason."""
+    primary = start_sim("sw1")
+    secondary = start_sim("sw2", "--mlag-peer-priority", "1000")
+    lonely = start_sim("sw3", "--mlag-peer-dead")
+    endpoints = cables("sw1", {"dgx01": "swp1", "powerscale01": "swp9"})
+    endpoints["dgx02"] = cables("sw2", {"dgx02": "swp1"})["dgx02"]
+    endpoints["powerscale01"] += cables("sw2", {"powerscale01": "swp9"})["powerscale01"]
+    endpoints["dgx02"] += cables("sw3", {"dgx02": "swp1"})["dgx02"]
+    clag = {"enabled": True, "peerlink": {"bond": "peerlink", "members": ["swp31", "swp32"], "vlan": 4094},
+            "sys_mac": "44:38:39:ff:40:94"}
+    pair = {"sw1": ("primary", 1000, "192.0.2.32"), "sw2": ("secondary", 2000, "192.0.2.31"),
+            "sw3": ("primary", 1000, "192.0.2.34")}
+    sims = {"sw1": primary, "sw2": secondary, "sw3": lonely}
+    switches = {name: switch_vars(sims[name].port, sn3700v_clag_role=role, sn3700v_clag_priority=prio,
+                                  sn3700v_clag_backup_ip=backup)
+                for name, (role, prio, backup) in pair.items()}
+    inventory = write_inventory(tmp_path / "hosts.yml", switches, endpoints, fabric_vars(
+        storage_fabric_ca_path=str(pki["ca"]), storage_fabric_clag=clag, storage_fabric_breakouts={"swp29": "4x25G"},
+        storage_fabric_roce={"enabled": True, "mode": "lossless"}))
+    run = run_playbook(inventory)
+    assert run.stats("sw1")["failures"] == 0 and run.stats("sw2")["failures"] == 0, run.text()[-3000:]
+    applied = primary.data()["applied"]
+    assert applied["mlag"] == {"enable": "on", "mac-address": "44:38:39:ff:40:94", "peer-ip": "linklocal",
+                               "priority": 1000, "backup": {"192.0.2.32": {}}}
+    assert applied["interface"]["peerlink"]["bond"]["member"] == {"swp31": {}, "swp32": {}}
+    assert applied["interface"]["peerlink"]["type"] == "peerlink"
+    assert applied["qos"]["roce"] == {"enable": "on", "mode": "lossless"}
+    assert applied["interface"]["swp29"]["link"]["breakout"] == {"4x25G": {}}
+    assert secondary.data()["applied"]["mlag"]["priority"] == 2000
+    assert run.stats("sw3")["failures"] == 1
+    assert "MLAG peer is not alive (peer-alive=False)" in run.failure("sw3")
