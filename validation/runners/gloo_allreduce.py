@@ -19,7 +19,10 @@ import torch.distributed as dist
 
 
 def fmt(value: float, width: int) -> str:
-    """nccl-tests' getFloatStr: fixed width, fewer decimals as the value grows."""
+    """nccl-tests' getFloatStr: fixed width, fewer decimals as the value grows. Unlike nccl-tests, values
+    below 0.01 keep significant digits (a TCG VM moves MB/s, which two decimals of GB/s would print as 0)."""
+    if 0 < value < 0.01:
+        return f"{value:{width}.{width - 2}f}"
     power = 0
     v = 1
     while value >= v:
