@@ -21,6 +21,8 @@ import torch.distributed as dist
 def fmt(value: float, width: int) -> str:
     """nccl-tests' getFloatStr: fixed width, fewer decimals as the value grows. Unlike nccl-tests, values
     below 0.01 keep significant digits (a TCG VM moves MB/s, which two decimals of GB/s would print as 0)."""
+    if 0 < value < 0.0001:
+        return f"{value:{width}.0e}"
     if 0 < value < 0.01:
         return f"{value:{width}.{width - 2}f}"
     power = 0
