@@ -83,6 +83,8 @@ def main() -> int:
         figures["accel"] = state["accel"]
         figures["boot_to_ssh_s"] = state["boot_s"]
         figures["boot_all_ssh_s"] = max(state["boot_s"].values())
+        figures["boot_complete_s"] = max(state["ready_s"].values())
+        figures["degraded_units"] = state["degraded"]
         figures["load_after_boot"] = os.getloadavg()[0]
         status = json.loads(lab_cli(env, "status", "--json"))
         nodes = {n["name"]: n for n in status["nodes"]}
@@ -106,9 +108,10 @@ def main() -> int:
     print("\nlab benchmark (this machine):")
     if "build_cold_s" in figures:
         print(f"  image build, cold        {figures['build_cold_s']:>8} s   (roles: {', '.join(roles)})")
-    print(f"  image build, cached      {figures['build_cached_s']:>8} s")
+    print(f"  image build, cached      {figures['build_cached_s']:>8.2f} s")
     print(f"  boot to SSH, all nodes   {figures['boot_all_ssh_s']:>8} s   ({figures['accel']}, {topo.dgx_count} dgx; per node: "
           + ", ".join(f"{k} {v}" for k, v in figures["boot_to_ssh_s"].items()) + ")")  # type: ignore[union-attr]
+    print(f"  boot complete (systemd)  {figures['boot_complete_s']:>8} s   (degraded: {figures['degraded_units'] or 'none'})")
     print(f"  lab up, total            {figures['up_total_s']:>8} s")
     print(f"  host: {figures['cpus']} CPUs, load average {figures['load_before']:.1f} before, "
           f"{figures['load_after_boot']:.1f} after boot (other labs and jobs share these cores)")

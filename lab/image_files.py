@@ -134,10 +134,12 @@ ROLE_FILES: dict[str, tuple[ImageFile, ...]] = {
     "dgx": (),
     "storage": (
         # /ifs: the data disk `lab up` makes (XFS, label ifs); project quotas back the OneFS quotas.
+        # Not `nofail`: boot (and so SSH, NFS, the OneFS simulator) waits for /ifs. Under TCG on a loaded host
+        # udev may take minutes to label the disk, hence the long device timeout.
         ImageFile(
             "/etc/fstab",
             "/dev/vda / ext4 rw,noatime,errors=remount-ro 0 1\n"
-            "LABEL=ifs /ifs xfs defaults,prjquota,nofail,x-systemd.device-timeout=90s 0 0\n",
+            "LABEL=ifs /ifs xfs defaults,prjquota,x-systemd.device-timeout=600s 0 2\n",
         ),
         ImageFile("/etc/systemd/system/onefs-sim.service", ONEFS_SIM_UNIT),
         ImageFile("/etc/exports", "# managed by the storage stage (OneFS API simulator, knfsd backend)\n"),
@@ -160,9 +162,13 @@ DISABLE_UNITS = (
     "apt-daily-upgrade.timer",
     "man-db.timer",
     "e2scrub_all.timer",
+    "e2scrub_reap.service",
     "fstrim.timer",
     "systemd-networkd-wait-online.service",
 )
+# Early-boot module loads for hardware a lab VM does not have (no GPU, no EFI, no device-mapper users):
+# each costs seconds of emulated CPU under TCG, serialised with the rest of early boot.
+MASK_UNITS = ("modprobe@drm.service", "modprobe@efi_pstore.service", "modprobe@dm_mod.service")
 ROLE_ENABLE_UNITS: dict[str, tuple[str, ...]] = {
     "dgx": ("docker.service",),
     "storage": ("nfs-server.service", "onefs-sim.service"),

@@ -118,6 +118,7 @@ def role_hash(recipe: Recipe, role: str) -> str:
             "role_files": _files_payload(image_files.ROLE_FILES.get(role, ())),
             "enable": [image_files.ENABLE_UNITS, image_files.ROLE_ENABLE_UNITS.get(role, ())],
             "disable": image_files.DISABLE_UNITS,
+            "mask": image_files.MASK_UNITS,
         }
     )
 
@@ -310,6 +311,7 @@ def _finish_rootfs(root: Path, role: str, log: Log, logfile: Path) -> None:
     units = image_files.ENABLE_UNITS + image_files.ROLE_ENABLE_UNITS.get(role, ())
     _run([*chroot, "systemctl", "enable", *units], log, logfile=logfile)
     _run([*chroot, "systemctl", "disable", *image_files.DISABLE_UNITS], log, logfile=logfile)
+    _run([*chroot, "systemctl", "mask", *image_files.MASK_UNITS], log, logfile=logfile)
     _run([*chroot, "update-initramfs", "-u", "-k", "all"], log, logfile=logfile)
     _run([*chroot, "passwd", "-l", "root"], log, logfile=logfile)
     _run([*chroot, "apt-get", "clean"], log, logfile=logfile)

@@ -288,9 +288,11 @@ class Lab:
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         self.state_path.write_text(json.dumps(state, indent=2) + "\n")
-        boot = self.wait_for_ssh(started, boot_timeout, t_start=time.monotonic())
+        t_boot = time.monotonic()
+        boot = self.wait_for_ssh(started, boot_timeout, t_start=t_boot)
         state["build_s"] = round(build_s, 1)
         state["boot_s"] = boot
+        state["ready_s"], state["degraded"] = self.wait_for_boot_complete(boot_timeout, t_start=t_boot)
         state["up_s"] = round(time.monotonic() - t0, 1)
         self.state_path.write_text(json.dumps(state, indent=2) + "\n")
         self.log(f"lab: up in {state['up_s']:.0f} s ({choice.accel}); `python -m lab status` lists the nodes")
@@ -455,6 +457,53 @@ class Lab:
                     last_report = now
                 time.sleep(3)
         return booted
+
+    def boot_state(self, node: Node) -> tuple[str, str]:
+        """(systemd's system state, failed units) of a node; "starting" while boot jobs still run."""
+        script = (
+            "state=$(timeout 20 systemctl is-system-running --wait); "
+            'echo "$state"; [ "$state" = degraded ] && systemctl --failed --no-legend --plain | cut -d" " -f1 | tr "\\n" " "; true'
+        )
+        try:
+            proc = subprocess.run(
+                [*self.ssh_argv(node, connect_timeout=20), script], capture_output=True, text=True, timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return "starting", ""
+        lines = proc.stdout.splitlines()
+        if proc.returncode != 0 or not lines:
+            return "starting", ""
+        return lines[0].strip() or "starting", (lines[1].strip() if len(lines) > 1 else "")
+
+    def wait_for_boot_complete(self, timeout_s: float, t_start: float) -> tuple[dict[str, float], dict[str, str]]:
+        """After SSH: wait until systemd finished booting every VM (docker, NFS server, FRR, simulators up).
+
+        A `degraded` VM (some unit failed) does not fail `up`, but its failed units are printed and recorded
+        in state.json, so a broken service in an image is visible at once.
+        """
+        pending = {n.name: n for n in self.topo.nodes}
+        ready: dict[str, float] = {}
+        degraded: dict[str, str] = {}
+        with ThreadPoolExecutor(max_workers=max(1, len(pending))) as pool:
+            while pending:
+                results = dict(zip(pending, pool.map(self.boot_state, pending.values()), strict=True))
+                now = time.monotonic()
+                for name, (sys_state, failed) in results.items():
+                    if sys_state in ("running", "degraded"):
+                        ready[name] = round(now - t_start, 1)
+                        del pending[name]
+                        if sys_state == "degraded":
+                            degraded[name] = failed
+                            self.log(f"lab: {name}: WARNING: booted degraded, failed units: {failed or '(see systemctl --failed)'}")
+                        else:
+                            self.log(f"lab: {name}: boot complete in {ready[name]:.0f} s")
+                if pending and now - t_start > timeout_s:
+                    raise LabError(
+                        f"{', '.join(pending)}: SSH answers but systemd has not finished booting after {timeout_s:.0f} s; "
+                        "see `python -m lab ssh NODE systemctl list-jobs`"
+                    )
+        return ready, degraded
 
     def start_host_services(self) -> None:
         if not self.opts.host_services:
