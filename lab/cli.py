@@ -181,7 +181,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(tail(files.console_log, 200))
                 return 0
             return attach_console(files.console_sock, files.console_log)
-    except (LabError, TopologyError, images.BuildError, KeyError) as exc:
+    except KeyError as exc:
+        print(f"lab: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 1
+    except (LabError, TopologyError, images.BuildError) as exc:
         print(f"lab: error: {exc}", file=sys.stderr)
         return 1
     return 0

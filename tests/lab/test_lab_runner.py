@@ -105,3 +105,21 @@ def test_tail_strips_terminal_escapes(tmp_path):
     log.write_text("a\r\n\x1b[0;32m  OK  \x1b[0m] Started ssh\n")
     assert runner.tail(log) == "a\n  OK  ] Started ssh"
     assert "does not exist" in runner.tail(tmp_path / "nope.log")
+
+
+def test_cli_status_json_of_a_lab_that_is_not_up(tmp_path, capsys, monkeypatch):
+    from lab import cli
+
+    monkeypatch.setenv("LAB_RUN_DIR", str(tmp_path / "run"))
+    monkeypatch.delenv("LAB_PORT_OFFSET", raising=False)
+    monkeypatch.delenv("LAB_DGX_COUNT", raising=False)
+    assert cli.main(["status", "--json", "--no-ssh"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert [n["name"] for n in status["nodes"]] == ["dgx01", "dgx02", "sn3700v01", "powerscale01"]
+    assert all(n["state"] == "stopped" and n["reachable"] is False for n in status["nodes"])
+    assert status["all_reachable"] is False
+    assert cli.main(["ssh", "nosuch"]) == 1
+    assert "no node 'nosuch'" in capsys.readouterr().err
+    monkeypatch.setenv("LAB_DGX_COUNT", "9")
+    assert cli.main(["status", "--no-ssh"]) == 1
+    assert "9 is not an integer in 1..4" in capsys.readouterr().err
