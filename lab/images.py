@@ -245,6 +245,12 @@ def build_base(cache_dir: Path, recipe: Recipe, log: Log) -> Path:
     final = cache_dir / f"base-{key}"
     if (final / "done").is_file():
         return final / "rootfs"
+    if os.geteuid() != 0:
+        raise BuildError(
+            f"building the lab images needs root (debootstrap, chroot, mount) and the cache {cache_dir} has no "
+            "image for this recipe: run `python -m lab build` as root (or with sudo), or point LAB_CACHE_DIR at a "
+            "cache built by root"
+        )
     with _lock(cache_dir / f"base-{key}.lock"):
         if (final / "done").is_file():
             return final / "rootfs"
