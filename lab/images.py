@@ -239,18 +239,22 @@ def _sources_list(recipe: Recipe) -> str:
     )
 
 
-def build_base(cache_dir: Path, recipe: Recipe, log: Log) -> Path:
-    """The shared base rootfs directory (debootstrap + common packages); built once per recipe."""
-    key = base_hash(recipe)
-    final = cache_dir / f"base-{key}"
-    if (final / "done").is_file():
-        return final / "rootfs"
+def _require_root(cache_dir: Path) -> None:
     if os.geteuid() != 0:
         raise BuildError(
             f"building the lab images needs root (debootstrap, chroot, mount) and the cache {cache_dir} has no "
             "image for this recipe: run `python -m lab build` as root (or with sudo), or point LAB_CACHE_DIR at a "
             "cache built by root"
         )
+
+
+def build_base(cache_dir: Path, recipe: Recipe, log: Log) -> Path:
+    """The shared base rootfs directory (debootstrap + common packages); built once per recipe."""
+    key = base_hash(recipe)
+    final = cache_dir / f"base-{key}"
+    if (final / "done").is_file():
+        return final / "rootfs"
+    _require_root(cache_dir)
     with _lock(cache_dir / f"base-{key}.lock"):
         if (final / "done").is_file():
             return final / "rootfs"
@@ -354,6 +358,7 @@ def build_role(cache_dir: Path, recipe: Recipe, role: str, log: Log) -> RoleImag
     image = role_image(cache_dir, recipe, role)
     if image.is_complete():
         return image
+    _require_root(cache_dir)
     base_root = build_base(cache_dir, recipe, log)
     wheelhouse = build_wheelhouse(cache_dir, recipe, role, log)
     with _lock(cache_dir / f"{role}-{image.key}.lock"):
