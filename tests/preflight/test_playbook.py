@@ -21,8 +21,9 @@ SECRETS = ("POWERSCALE_API_PASSWORD", "SN3700V_PASSWORD", "QM8700_PASSWORD", "NG
 # This machine as every Linux target may see it: the release it runs, whatever that is.
 OS_RELEASE = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line)
 HERE_OS = [{"distribution": OS_RELEASE["ID"].strip('"'), "versions": [OS_RELEASE.get("VERSION_ID", "").strip('"')]}]
-# Online runs: any connection attempt ends at a closed loopback port.
-LOOPBACK = ["-e", "ansible_host=127.0.0.1", "-e", "ansible_port=9"]
+UNREACHABLE = "tests/preflight/fixtures/unreachable_targets/hosts.yml"
+# Online runs whose inventory phase must fail: were it to pass wrongly, nothing would leave this machine.
+LOCAL_ONLY = ["-e", "ansible_connection=local"]
 
 
 def play(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, list[str]]:
@@ -71,15 +72,16 @@ def test_targets_unsupported_os_stops_everything():
 
 def test_unreachable_target_is_an_error_row():
     extra = json.dumps({"dgx_supported_os": HERE_OS, "preflight_target_os": {"sn3700v": HERE_OS}})
-    rc, out, plays = play("-i", "inventories/production", "-i", LOCAL, "site.yml", "-e", extra,
-                          "-e", "ansible_connection=ssh", *LOOPBACK)
+    rc, out, plays = play("-i", "inventories/production", "-i", UNREACHABLE, "site.yml", "-e", extra)
     assert rc != 0
-    assert re.search(r"^\s*dgx01\s+\| ansible_host\s+\| 127\.0\.0\.1\s+\| ERROR: unreachable", out, re.M), out[-3000:]
+    for host, address in (("dgx01", "127.0.0.11"), ("sn3700v02", "127.0.0.22")):
+        assert re.search(rf"^\s*{host}\s+\| ansible_host\s+\| {re.escape(address)}\s+\| ERROR: unreachable", out,
+                         re.M), out[-3000:]
     assert plays == ["Preflight | inventory rules", "Preflight | target checks"], plays
 
 
 def test_empty_secret_fails_online_and_no_secret_is_printed():
-    rc, out, plays = play("-i", "inventories/production", "site.yml", *LOOPBACK,
+    rc, out, plays = play("-i", "inventories/production", "site.yml", *LOCAL_ONLY,
                           env={"POWERSCALE_API_PASSWORD": "", "NGC_API_KEY": "sekrit-value-7f3e9"})
     assert rc != 0
     assert re.search(r"^\s*all\s+\| powerscale_api_password\s+\| <secret>\s+\| ERROR: resolves empty.*"

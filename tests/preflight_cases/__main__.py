@@ -81,8 +81,8 @@ def command(case: Path, expect: dict) -> list[str]:
            "site.yml", "--tags", "preflight", "-e", f"preflight_offline={str(offline).lower()}"]
     if not offline:
         # Online cases exercise the controller-side secret checks. Were preflight to pass wrongly, the target
-        # phase would connect: point every host at a closed loopback port, so no traffic leaves this machine.
-        cmd += ["-e", "ansible_host=127.0.0.1", "-e", "ansible_port=9"]
+        # phase would connect: make every connection local, so no traffic leaves this machine.
+        cmd += ["-e", "ansible_connection=local"]
     return cmd
 
 
