@@ -145,7 +145,8 @@ def test_switch_settings_outside_the_inventory_survive():
     finally:
         cleanup = ssh("sn3700v01", "python3 - <<'EOF'\n"
                       "p = '/etc/network/interfaces'\n"
-                      f"open(p, 'w').write(open(p).read().replace({FOREIGN!r}, '').rstrip() + '\\n')\n"
+                      f"s = open(p).read().replace({FOREIGN!r}, '')\n"  # read fully before truncating
+                      "open(p, 'w').write(s.rstrip() + '\\n')\n"
                       "EOF\n"
                       "ifreload -a")
         assert cleanup.returncode == 0, cleanup.stderr
