@@ -264,6 +264,7 @@ def validate_mounts(mounts: Any, export_purposes: dict[str, str] | None = None) 
                 problems.append(Problem(f"nfs_mounts[{index}].mount_point", entry["mount_point"],
                                         f"same mount point as nfs_mounts[{seen[point]}]", "use distinct paths"))
             seen[point] = index
+    problems.extend(shared_client_problems(mounts))
     return problems
 
 
@@ -464,3 +465,59 @@ def describe(comparison: LiveComparison) -> str:
     parts = [f"{d.option}: live {d.live}, desired {d.desired}" + (f" ({d.note})" if d.note else "")
              for d in comparison.drift]
     return "; ".join(parts) if parts else "in sync"
+
+
+def server_of(src: str) -> str:
+    """'198.51.100.21' from '198.51.100.21:/ifs/data' (and '[fd00::1]' from '[fd00::1]:/ifs')."""
+    return src.rsplit(":", 1)[0] if ":" in src else src
+
+
+def plan_cycles(wanted: Sequence[DesiredMount], before: dict[str, LiveComparison],
+                live_table: Sequence[MountEntry]) -> list[tuple[list[DesiredMount], str]]:
+    """Which shares must be unmounted and mounted again, together, and why a needed cycle is blocked.
+
+    Linux keeps one NFS client per server (and version, transport): its TCP connections, hence nconnect, are
+    shared by every mount of that server, and a share mounted again joins the client that is still there.
+    A changed nconnect therefore takes every share of that server down and up together; other drifts
+    (timeo, rsize, flags, ...) are per mount and only the drifted shares are cycled. When a mount that is not
+    in `wanted` also uses the server and nconnect must change, nothing is done: (group, reason) is returned.
+    """
+    drifted = [w for w in wanted if before[w.path].mounted and not before[w.path].foreign and before[w.path].drift]
+    if not drifted:
+        return []
+    options = {d.option for w in drifted for d in before[w.path].drift}
+    if "nconnect" not in options:
+        return [(drifted, "")]
+    live_by_path = {w.path: find_mount(live_table, w.path) for w in wanted}
+    servers = {server_of(w.src) for w in drifted} | {server_of(live_by_path[w.path].src) for w in drifted
+                                                   if live_by_path[w.path] is not None}
+    group = [w for w in wanted if before[w.path].mounted and not before[w.path].foreign
+             and live_by_path[w.path] is not None and server_of(live_by_path[w.path].src) in servers]
+    ours = {w.path for w in wanted}
+    others = sorted({e.path for e in live_table if e.fstype in ("nfs", "nfs4") and server_of(e.src) in servers
+                     and (e.path.rstrip("/") or "/") not in ours})
+    if others:
+        return [(group, f"{', '.join(others)} also mount from {', '.join(sorted(servers))} and are not in the "
+                        "inventory; Linux shares one NFS client (and its nconnect connections) per server, so "
+                        "nconnect cannot change while they stay mounted: unmount them, or keep nconnect")]
+    return [(group, "")]
+
+
+def shared_client_problems(mounts: Sequence[Any]) -> list[Problem]:
+    """Mounts of one server with the same vers and proto share one client: their nconnect must agree."""
+    problems: list[Problem] = []
+    first: dict[tuple[str, str], tuple[int, Any]] = {}
+    for index, entry in enumerate(mounts):
+        if not isinstance(entry, dict) or _as_int(entry.get("nconnect")) is None:
+            continue
+        key = (str(entry.get("vers")), str(entry.get("proto")))
+        if key not in first:
+            first[key] = (index, entry["nconnect"])
+        elif _as_int(entry["nconnect"]) != _as_int(first[key][1]):
+            problems.append(Problem(
+                f"nfs_mounts[{index}].nconnect", entry["nconnect"],
+                f"differs from nfs_mounts[{first[key][0]}].nconnect={first[key][1]}: both mount from the same "
+                f"server with vers={key[0]} proto={key[1]}, and Linux shares one NFS client (and its TCP "
+                "connections) per server, so the first mount's nconnect would apply to both",
+                f"set nconnect: {first[key][1]} on both"))
+    return problems

@@ -12,6 +12,7 @@ from ansible.module_utils.dgx_nfs import (
     desired_mount,
     find_mount,
     parse_mounts_table,
+    plan_cycles,
     render_options,
     select_server,
     validate_mounts,
@@ -271,7 +272,7 @@ def test_foreign_and_absent_mounts():
 # ------------------------------------------------------------------------------------------ the live module
 
 
-def _run_live(tmp_path, opts: str, check: bool) -> dict:
+def _run_live(tmp_path, opts: str, check: bool, scratch_opts: str | None = None) -> dict:
     """dgx_nfs_live through ansible on localhost, reading the fixture as /proc/mounts (never unmounts here)."""
     import json
     import os
@@ -281,29 +282,84 @@ def _run_live(tmp_path, opts: str, check: bool) -> dict:
 
     from dgx_testlib import FIXTURES, ROOT
 
+    mounts = [{"path": "/mnt/training", "src": "198.51.100.21:/ifs/data/training", "opts": opts, "fstype": "nfs"}]
+    if scratch_opts:
+        mounts.append({"path": "/mnt/scratch", "src": "198.51.100.21:/ifs/data/scratch", "opts": scratch_opts,
+                       "fstype": "nfs"})
     fstab = tmp_path / "fstab"
-    fstab.write_text(f"198.51.100.21:/ifs/data/training /mnt/training nfs {opts} 0 0\n")
-    args = json.dumps({"path": "/mnt/training", "src": "198.51.100.21:/ifs/data/training", "opts": opts,
-                       "remount": True, "fstab": str(fstab), "proc_mounts": str(FIXTURES / "proc-mounts-lab.txt")})
+    fstab.write_text("".join(f"{m['src']} {m['path']} nfs {m['opts']} 0 0\n" for m in mounts))
+    args = json.dumps({"mounts": mounts, "remount": True, "fstab": str(fstab),
+                       "proc_mounts": str(FIXTURES / "proc-mounts-lab.txt")})
     env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json", "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1"}
     cmd = [str(Path(sys.executable).parent / "ansible"), "-i", "localhost,", "localhost", "-c", "local", "-m",
            "dgx_nfs_live", "-a", args, "-e", f"ansible_python_interpreter={sys.executable}", "--diff"]
     proc = subprocess.run(cmd + (["--check"] if check else []), cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    data = json.loads(proc.stdout)
-    return data["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    return json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
 
 
 def test_live_module_in_sync_share_is_left_alone_and_negotiation_is_warned(tmp_path):
-    result = _run_live(tmp_path, _lab_desired().opts, check=False)
-    assert result["changed"] is False and result["in_sync"] is True and result["remounted"] is False
+    module = _run_live(tmp_path, _lab_desired().opts, check=False)
+    [result] = module["mounts"]
+    assert module["changed"] is False and result["in_sync"] is True and result["remounted"] is False
     assert [d["option"] for d in result["negotiated"]] == ["rsize", "wsize"]
-    assert any("negotiated rsize=262144" in w for w in result.get("warnings", [])), result
+    assert any("negotiated rsize=262144" in w for w in module.get("warnings", [])), module
 
 
 def test_live_module_check_mode_reports_the_remount_it_would_do(tmp_path):
-    result = _run_live(tmp_path, _lab_desired(nconnect=8).opts, check=True)
-    assert result["changed"] is True and result["remounted"] is False and result["in_sync"] is False
+    scratch = desired_mount({**LAB["nfs_mounts"][1], "nconnect": 8}, "198.51.100.21").opts
+    module = _run_live(tmp_path, _lab_desired(nconnect=8).opts, check=True, scratch_opts=scratch)
+    result, scratch_result = module["mounts"]
+    assert module["changed"] is True and result["remounted"] is False and result["in_sync"] is False
+    assert scratch_result["changed"] is True  # nconnect is per server: the scratch share goes down and up too
     assert result["drift"] == [{"option": "nconnect", "desired": 8, "live": 4, "note": ""}]
-    assert "nconnect=8" in result["diff"]["after"] and "nconnect=4" in result["diff"]["before"]
+    assert "would be remounted" in result["summary"]
+    assert "nconnect=8" in module["diff"]["after"] and "nconnect=4" in module["diff"]["before"]
+
+
+def test_live_module_check_mode_reports_a_blocked_nconnect_change(tmp_path):
+    module = _run_live(tmp_path, _lab_desired(nconnect=8).opts, check=True)  # /mnt/scratch is not in the list
+    [result] = module["mounts"]
+    assert module["changed"] is False and "/mnt/scratch also mount from 198.51.100.21" in result["blocked"]
+    assert result["summary"].startswith("NOT remounted")
+
+
+# ------------------------------------------------------------------------------------------ shared NFS client
+
+
+def test_differing_nconnect_on_one_server_is_refused():
+    mounts = copy.deepcopy(LAB["nfs_mounts"])
+    mounts[1]["nconnect"] = 2
+    problems = validate_mounts(mounts, PROD_EXPORTS)
+    assert [p.variable for p in problems] == ["nfs_mounts[1].nconnect"]
+    assert "one NFS client" in problems[0].problem and problems[0].fix == "set nconnect: 4 on both"
+    mounts[1]["vers"] = "4.1"  # another version is another client: allowed
+    assert validate_mounts(mounts, PROD_EXPORTS) == []
+
+
+def _cycles(desired, text):
+    table = parse_mounts_table(text)
+    before = {w.path: compare_live(w, find_mount(table, w.path)) for w in desired}
+    return [([w.path for w in group], blocked) for group, blocked in plan_cycles(desired, before, table)]
+
+
+def test_changed_nconnect_cycles_every_share_of_the_server_together():
+    text = fixture_text("proc-mounts-lab.txt").replace("nconnect=2", "nconnect=4")
+    training, scratch = _lab_desired(nconnect=6), desired_mount({**LAB["nfs_mounts"][1], "nconnect": 6},
+                                                                "198.51.100.21")
+    assert _cycles([training, scratch], text) == [(["/mnt/training", "/mnt/scratch"], "")]
+    assert _cycles([_lab_desired(), desired_mount(LAB["nfs_mounts"][1], "198.51.100.21")], text) == []
+
+
+def test_a_per_mount_drift_cycles_only_that_share():
+    text = fixture_text("proc-mounts-lab.txt").replace("nconnect=2", "nconnect=4")
+    scratch = desired_mount({**LAB["nfs_mounts"][1], "timeo": 300}, "198.51.100.21")
+    assert _cycles([_lab_desired(), scratch], text) == [(["/mnt/scratch"], "")]
+
+
+def test_nconnect_change_is_blocked_by_a_share_the_inventory_does_not_own():
+    text = fixture_text("proc-mounts-lab.txt") + (
+        "198.51.100.21:/ifs/home /home/shared nfs rw,vers=3,hard,nconnect=4,proto=tcp,timeo=600,retrans=2 0 0\n")
+    [(group, blocked)] = _cycles([_lab_desired(nconnect=6)], text)
+    assert group == ["/mnt/training"] and "/home/shared, /mnt/scratch also mount from 198.51.100.21" in blocked
