@@ -19,9 +19,10 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -421,41 +422,66 @@ class Lab:
         )
 
     def wait_for_ssh(self, nodes: list[Node], timeout_s: float, t_start: float) -> dict[str, float]:
-        """Wait until every node answers SSH; a VM that dies or times out fails `up` with its console tail."""
-        pending = {n.name: n for n in self.topo.nodes}
-        booted: dict[str, float] = {}
+        """Wait until every node answers SSH, each watched on its own (so each boot time is its own).
+
+        A VM whose qemu exits, or that has no SSH within timeout_s, fails `up`; every such VM is reported with
+        the tail of its console log.
+        """
         started = {n.name for n in nodes}
-        last_report = time.monotonic()
-        with ThreadPoolExecutor(max_workers=max(1, len(pending))) as pool:
-            while pending:
-                for name, node in list(pending.items()):
-                    if not self.vm_running(node):
-                        raise LabError(
-                            f"{name}: its qemu process exited during boot. Console tail "
-                            f"({qemu.vm_files(self.run_dir, node).console_log}):\n"
-                            + tail(qemu.vm_files(self.run_dir, node).console_log)
-                            + "\nqemu output:\n" + tail(qemu.vm_files(self.run_dir, node).qemu_log, 10)
-                        )
-                results = dict(zip(pending, pool.map(lambda n: self.ssh_ok(n, 15.0), pending.values()), strict=True))
-                now = time.monotonic()
-                for name, ok in results.items():
-                    if ok:
-                        booted[name] = round(now - t_start, 1)
-                        tag = f"booted to SSH in {booted[name]:.0f} s" if name in started else "reachable over SSH"
-                        self.log(f"lab: {name}: {tag}")
-                        del pending[name]
-                if not pending:
-                    break
-                if now - t_start > timeout_s:
-                    msgs = []
-                    for name, node in pending.items():
-                        log = qemu.vm_files(self.run_dir, node).console_log
-                        msgs.append(f"{name}: no SSH after {timeout_s:.0f} s. Console tail ({log}):\n{tail(log)}")
-                    raise LabError("\n\n".join(msgs))
-                if now - last_report > 20:
-                    self.log(f"lab: waiting for SSH ({now - t_start:.0f} s): {', '.join(pending)}")
-                    last_report = now
-                time.sleep(3)
+        stop = threading.Event()
+
+        def watch(node: Node) -> tuple[float | None, str]:
+            while not stop.is_set():
+                if not self.vm_running(node):
+                    return None, "died"
+                if self.ssh_ok(node, 15.0):
+                    return round(time.monotonic() - t_start, 1), ""
+                if time.monotonic() - t_start > timeout_s:
+                    return None, "timeout"
+                stop.wait(3)
+            return None, "abandoned"
+
+        booted: dict[str, float] = {}
+        failures: dict[str, str] = {}
+        with ThreadPoolExecutor(max_workers=max(1, len(self.topo.nodes))) as pool:
+            futures = {pool.submit(watch, n): n for n in self.topo.nodes}
+            waiting = set(futures)
+            try:
+                while waiting and not failures:
+                    done, waiting = wait(waiting, timeout=20, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        node = futures[fut]
+                        secs, err = fut.result()
+                        if secs is not None:
+                            booted[node.name] = secs
+                            tag = f"booted to SSH in {secs:.0f} s" if node.name in started else "reachable over SSH"
+                            self.log(f"lab: {node.name}: {tag}")
+                        else:
+                            failures[node.name] = err
+                    if waiting and not done:
+                        pending = ", ".join(futures[f].name for f in waiting)
+                        self.log(f"lab: waiting for SSH ({time.monotonic() - t_start:.0f} s): {pending}")
+            finally:
+                stop.set()
+            # After the first failure, let the other watchers finish their current probe, then report them all.
+            for fut in waiting:
+                secs, err = fut.result()
+                if secs is None:
+                    failures[futures[fut].name] = err
+        if failures:
+            msgs = []
+            for name, err in sorted(failures.items(), key=lambda kv: kv[1] == "abandoned"):
+                files = qemu.vm_files(self.run_dir, self.topo.node(name))
+                if err == "died":
+                    msgs.append(
+                        f"{name}: its qemu process exited during boot. Console tail ({files.console_log}):\n"
+                        f"{tail(files.console_log)}\nqemu output:\n{tail(files.qemu_log, 10)}"
+                    )
+                elif err == "abandoned":
+                    msgs.append(f"{name}: no SSH yet when the above failed. Console tail ({files.console_log}):\n{tail(files.console_log, 10)}")
+                else:
+                    msgs.append(f"{name}: no SSH after {timeout_s:.0f} s. Console tail ({files.console_log}):\n{tail(files.console_log)}")
+            raise LabError("\n\n".join(msgs))
         return booted
 
     def boot_state(self, node: Node) -> tuple[str, str]:
