@@ -132,6 +132,8 @@ def test_one_drifted_port_is_repaired_alone():
 
 def test_switch_settings_outside_the_inventory_survive():
     # The site adds its own interface next to ours (a dummy: no traffic impact); the stage keeps it, reports nothing.
+    original = ssh("sn3700v01", "cat /etc/network/interfaces").stdout
+    assert "# BEGIN sn3700v storage fabric" in original, "run the fabric stage first"
     plant = ssh("sn3700v01", f"printf '\\n%s' '{FOREIGN}' >> /etc/network/interfaces && ifreload -a")
     assert plant.returncode == 0, plant.stderr
     try:
@@ -150,6 +152,7 @@ def test_switch_settings_outside_the_inventory_survive():
                       "EOF\n"
                       "ifreload -a")
         assert cleanup.returncode == 0, cleanup.stderr
+        assert ssh("sn3700v01", "cat /etc/network/interfaces").stdout == original, "cleanup did not restore the file"
 
 
 def test_switch_rejection_is_reported_in_its_own_words():
