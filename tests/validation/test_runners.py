@@ -102,3 +102,15 @@ def test_fio_client_server_on_loopback_and_missing_client(tmp_path):
     assert bad.status == FAIL and values == [None]
     assert any("dgx02 (127.0.0.1:18732)" in r for r in bad.reasons)
     assert not pidfile.exists()
+
+
+def test_job_file_values_hold_no_semicolon():
+    # fio's job-file parser ends a value at ";": exec_prerun "sh -c 'sync; echo 3 > ...'" became "sh -c 'sync"
+    # in the lab, the prerun failed and every job moved 0 bytes with error 0 (fixture below)
+    fr = load("fio_runner")
+    args = argparse.Namespace(bs="1M", size_per_job="32M", numjobs=2, ioengine="libaio", iodepth=4, direct=1,
+                              runtime=5, drop_caches=1)
+    text = fr.job_file(args, "read", "/mnt/scratch/.validation-scratch/run/dgx01")
+    assert "exec_prerun=" in text and "drop-caches" in text
+    for line in text.splitlines():
+        assert ";" not in line, line

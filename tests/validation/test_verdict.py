@@ -174,3 +174,11 @@ def test_degraded_hca_fails_the_node(production_run, production_ctx, replace_cas
                  {"nodes": ["dgx02"]})
     assert_fails(evaluate(production_run, production_ctx), "fabric_sanity[dgx02]", "6 InfiniBand ports Active",
                  "mlx5_9 port 1: state Down/Polling")
+
+
+def test_fio_that_moved_nothing_fails(production_run, production_ctx, replace_case):
+    # real lab output: exec_prerun cut at ";" by fio's parser, every client 0 bytes, error 0, exit status 0
+    text = fixture_text("fio/lab_prerun_truncated_zero_bytes.json")
+    replace_case(production_run, "fio", "aggregate", {"r1.json": text},
+                 {"expected_clients": {"203.0.113.11:8765": "dgx01", "203.0.113.12:8765": "dgx02"}})
+    assert_fails(evaluate(production_run, production_ctx), "fio_sanity[aggregate]", "no read bandwidth")

@@ -124,10 +124,21 @@ def remove_tree(path: str, guard: str) -> bool:
     return True
 
 
+def drop_caches() -> None:
+    """sync, then drop the page cache, dentries and inodes (echo 3 > /proc/sys/vm/drop_caches)."""
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w", encoding="ascii") as fh:
+        fh.write("3\n")
+
+
 if __name__ == "__main__":
     # python3 common.py remove PATH GUARD : the stages' cleanup (a measurement leaves nothing behind)
+    # python3 common.py drop-caches       : fio's exec_prerun on each client (a job file cannot hold "a; b")
     import sys
 
-    if len(sys.argv) != 4 or sys.argv[1] != "remove":
-        raise SystemExit("usage: common.py remove PATH GUARD")
-    print(json.dumps({"removed": remove_tree(sys.argv[2], sys.argv[3]), "path": sys.argv[2]}))
+    if sys.argv[1:2] == ["drop-caches"]:
+        drop_caches()
+    elif len(sys.argv) == 4 and sys.argv[1] == "remove":
+        print(json.dumps({"removed": remove_tree(sys.argv[2], sys.argv[3]), "path": sys.argv[2]}))
+    else:
+        raise SystemExit("usage: common.py remove PATH GUARD | common.py drop-caches")

@@ -7,8 +7,8 @@ Phases:
   read    one read sample of a case: ``aggregate`` (every client at once) or ``node-<name>`` (one client)
 
 The job file is generated here from the acceptance profile: direct I/O, one directory per client, and
-``exec_prerun`` dropping the client's page cache (``sync; echo 3 > /proc/sys/vm/drop_caches``) before the
-job (fio runs exec_prerun on the server, i.e. on each client node). The PowerScale cache flush happens
+``exec_prerun`` dropping the client's page cache (``common.py drop-caches``: sync, echo 3 >
+/proc/sys/vm/drop_caches) before the job (fio runs exec_prerun on the server, i.e. on each client node). The PowerScale cache flush happens
 before each read phase from Ansible (isi_for_array isi_flush on the cluster), not here.
 
 Output: fio --output-format=json; fio exits 0 even when a client could not connect, so meta.json lists
@@ -28,7 +28,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import add_sample, init_meta, now, run
 
-DROP_CACHES = "sh -c 'sync; echo 3 > /proc/sys/vm/drop_caches'"
+# fio's job-file parser ends a value at ";" (a comment), so the client cache drop is one command without
+# one: common.py drop-caches, at the same path on every node (the runners are installed identically).
+DROP_CACHES = f"{sys.executable} {os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')} drop-caches"
 
 
 def _fio_pid(pidfile: str) -> int | None:
