@@ -114,7 +114,8 @@ def test_second_run_and_check_run_change_nothing():
 
 def test_changed_nconnect_is_applied_to_the_mounted_share(tmp_path):
     changed = copy.deepcopy(NFS["nfs_mounts"])
-    changed[0]["nconnect"] = int(changed[0]["nconnect"]) - 1
+    for mount in changed:  # nconnect is one setting per server (Linux shares the NFS client): change all
+        mount["nconnect"] = int(mount["nconnect"]) - 1
     override = tmp_path / "nconnect.yml"
     override.write_text(yaml.safe_dump({"nfs_mounts": changed}))
     try:
@@ -126,7 +127,8 @@ def test_changed_nconnect_is_applied_to_the_mounted_share(tmp_path):
         rc, out, recap = playbook("compute", "-e", f"@{override}")
         assert rc == 0, out[-6000:]
         for node in NODES:
-            assert live_mounts(node)[changed[0]["mount_point"]]["nconnect"] == str(changed[0]["nconnect"])
+            for mount in changed:
+                assert live_mounts(node)[mount["mount_point"]]["nconnect"] == str(mount["nconnect"])
     finally:
         rc, out, _recap = playbook("compute")
     assert rc == 0, out[-6000:]
