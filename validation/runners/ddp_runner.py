@@ -25,8 +25,13 @@ from common import add_sample, init_meta, now, run, scrub_env
 
 
 def torchrun_args(args: argparse.Namespace, nnodes: int, script: str) -> list[str]:
+    # The first node hosts the c10d store. torchrun guesses that from the endpoint matching this machine's
+    # hostname, which fails when the endpoint is the fabric address (IPoIB, the lab's cfab0): say it.
+    # read_timeout: how long the other nodes wait for that store (torch imports take minutes in a TCG VM).
+    host_conf = "" if args.runtime == "pyxis" else f"is_host={1 if args.this_node == args.nodes.split(',')[0] else 0},"
     return [f"--nnodes={nnodes}", f"--nproc-per-node={args.procs_per_node}", "--rdzv-backend=c10d",
-            f"--rdzv-endpoint={args.rdzv_endpoint}", f"--rdzv-id={args.rdzv_id}", script,
+            f"--rdzv-endpoint={args.rdzv_endpoint}", f"--rdzv-id={args.rdzv_id}",
+            f"--rdzv-conf={host_conf}read_timeout={int(args.rdzv_timeout)}", script,
             "--model", args.model, "--batch-size", str(args.batch_size), "--image-size", str(args.image_size),
             "--num-classes", str(args.num_classes), "--steps", str(args.steps),
             "--warmup-steps", str(args.warmup_steps), "--modes", args.modes, "--workers", str(args.workers),
@@ -86,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--amp", type=int, default=1)
     p.add_argument("--timeout", type=float, default=3600)
+    p.add_argument("--rdzv-timeout", type=float, default=900, help="seconds the nodes wait for the c10d store")
     p.add_argument("--python", default=sys.executable)
     args = p.parse_args(argv)
 
