@@ -71,7 +71,9 @@ class Recipe:
 DEFAULT_ROLES: tuple[RoleRecipe, ...] = (
     RoleRecipe(
         "dgx",
-        ("python3-pip", "fio", "iperf3", "nfs-common", "docker.io", "iputils-ping"),
+        ("python3-pip", "fio", "iperf3", "nfs-common", "docker.io", "iputils-ping",
+         # community.docker needs requests on the node; fuser (psmisc) names who holds a busy mount
+         "python3-requests", "psmisc"),
         wheels=("torch==2.13.0", "numpy"),
         disk_gb=12,
     ),

@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # Tests import the same names, so extend that package's search path with the project's module_utils/.
 if str(ROOT / "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(str(ROOT / "module_utils"))
+# The project root first: tests/lab/ must not shadow the real `lab` package.
+if str(ROOT) not in sys.path[:1]:
+    sys.path.insert(0, str(ROOT))
 if str(ROOT / "library") not in sys.path:
     sys.path.insert(0, str(ROOT / "library"))
 
