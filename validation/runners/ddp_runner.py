@@ -31,7 +31,9 @@ def torchrun_args(args: argparse.Namespace, nnodes: int, script: str) -> list[st
     host_conf = "" if args.runtime == "pyxis" else f"is_host={1 if args.this_node == args.nodes.split(',')[0] else 0},"
     return [f"--nnodes={nnodes}", f"--nproc-per-node={args.procs_per_node}", "--rdzv-backend=c10d",
             f"--rdzv-endpoint={args.rdzv_endpoint}", f"--rdzv-id={args.rdzv_id}",
-            f"--rdzv-conf={host_conf}read_timeout={int(args.rdzv_timeout)}", script,
+            f"--rdzv-conf={host_conf}read_timeout={int(args.rdzv_timeout)}",
+            # the workers' store address: this node's fabric address, not a hostname other nodes may not resolve
+            *([f"--local-addr={args.local_addr}"] if args.local_addr else []), script,
             "--model", args.model, "--batch-size", str(args.batch_size), "--image-size", str(args.image_size),
             "--num-classes", str(args.num_classes), "--steps", str(args.steps),
             "--warmup-steps", str(args.warmup_steps), "--modes", args.modes, "--workers", str(args.workers),
@@ -92,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--amp", type=int, default=1)
     p.add_argument("--timeout", type=float, default=3600)
     p.add_argument("--rdzv-timeout", type=float, default=900, help="seconds the nodes wait for the c10d store")
+    p.add_argument("--local-addr", help="this node's address on the fabric (torchrun --local-addr)")
     p.add_argument("--python", default=sys.executable)
     args = p.parse_args(argv)
 
