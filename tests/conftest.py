@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import ansible.module_utils
@@ -21,6 +22,9 @@ if str(ROOT / "library") not in sys.path:
     sys.path.insert(0, str(ROOT / "library"))
 
 os.environ.setdefault("ANSIBLE_CONFIG", str(ROOT / "ansible.cfg"))
+# Every ansible-playbook a test starts caches facts in a directory of this test session, never in the
+# project's .cache/facts: a test's stand-in facts for dgx01 must not leak into a real run, nor the reverse.
+os.environ.setdefault("ANSIBLE_CACHE_PLUGIN_CONNECTION", tempfile.mkdtemp(prefix="pytest-facts-"))
 
 
 def pytest_collection_modifyitems(config, items):
