@@ -140,9 +140,12 @@ def bench_allreduce(lab: Lab) -> bool:
         procs.append(lab.ssh_bg(n, f"rm -rf {REMOTE}/nccl; {cmd}"))
     for p in procs:
         p.wait(timeout=1200)
-    log = lab.ssh("dgx01", f"cat {REMOTE}/nccl/r1.log 2>/dev/null || true")
-    if "r1.log" not in log.stdout and not log.stdout.strip():
+    # rank 0's node writes the log; which node that is depends on the rendezvous
+    log = lab.ssh("dgx01", f"cat {REMOTE}/nccl/r1.log")
+    if log.returncode != 0 or not log.stdout.strip():
         log = lab.ssh("dgx02", f"cat {REMOTE}/nccl/r1.log")
+    if log.returncode != 0 or not log.stdout.strip():
+        raise SystemExit(f"gloo all-reduce left no log on dgx01 or dgx02: {log.stderr[-300:]}")
     sys.path.insert(0, str(ROOT))
     from validation import parse_nccl
 
