@@ -34,43 +34,8 @@ options:
     description: Create missing parent directories.
     type: bool
     default: true
-  api_host:
-    description: Address or name of the cluster's Platform API (any node, or the SmartConnect service IP).
-    type: str
-    required: true
-  api_port:
-    description: HTTPS port of the Platform API.
-    type: int
-    default: 8080
-  api_user:
-    description: OneFS user with the RBAC privileges the module needs (for example ISI_PRIV_NFS, ISI_PRIV_QUOTA).
-    type: str
-    required: true
-  api_password:
-    description: Password of O(api_user). Never logged or returned.
-    type: str
-    required: true
-  validate_certs:
-    description:
-      - Verify the cluster's TLS certificate. Turning this off is an explicit, visible choice;
-        prefer O(ca_path).
-    type: bool
-    default: true
-  ca_path:
-    description: PEM bundle of the CA that signs the cluster's certificate (default is the system store).
-    type: path
-  api_timeout:
-    description: Seconds to wait for one HTTP request.
-    type: int
-    default: 30
-  api_retries:
-    description: Retries after an HTTP 5xx answer or a connection error (never after a 4xx).
-    type: int
-    default: 4
-  api_retry_backoff:
-    description: First pause between retries in seconds; it doubles on each retry (at most 30 s).
-    type: float
-    default: 1.0
+extends_documentation_fragment:
+  - onefs_api
 notes:
   - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
   - The API user needs ISI_PRIV_NS_TRAVERSE and write access to the parent directory.
