@@ -26,58 +26,6 @@ description:
 version_added: "0.1.0"
 author: powerscale-dgx-ra
 options:
-  api_host:
-    description: Management address of the switch.
-    type: str
-    required: true
-  api_port:
-    description: HTTPS port of the JSON API.
-    type: int
-    default: 443
-  ssh_port:
-    description: SSH port of the CLI (used with I(transport=cli) or I(cli_fallback=true)).
-    type: int
-    default: 22
-  username:
-    description: Management user.
-    type: str
-    required: true
-  password:
-    description: Password of I(username). Never logged, never returned.
-    type: str
-    required: true
-  transport:
-    description: C(json) for the MLNX-OS JSON API over HTTPS, C(cli) for the SSH CLI.
-    type: str
-    choices: [json, cli]
-    default: json
-  cli_fallback:
-    description:
-      - With I(transport=json), use the SSH CLI when the JSON API cannot be reached at all (connection refused,
-        timeout). A refused login or a failed TLS verification never falls back.
-    type: bool
-    default: false
-  validate_certs:
-    description: Verify the switch's TLS certificate. Turn off only for a switch whose certificate cannot be fixed.
-    type: bool
-    default: true
-  ca_path:
-    description: PEM file of the CA that signed the switch's certificate (in addition to the system CAs).
-    type: path
-  timeout:
-    description: Seconds to wait for the switch per request.
-    type: int
-    default: 30
-  ssh_host_key_checking:
-    description: Refuse an SSH host key that is not in the known hosts (system and I(ssh_known_hosts)).
-    type: bool
-    default: true
-  ssh_known_hosts:
-    description: known_hosts file for I(ssh_host_key_checking).
-    type: path
-  name:
-    description: Name of the switch in messages (for example its inventory name); the address when omitted.
-    type: str
   hostname:
     description: Switch hostname. Left as is when omitted.
     type: str
@@ -172,6 +120,8 @@ options:
       in error messages so that they name the variable to fix.
     type: dict
     default: {}
+extends_documentation_fragment:
+  - mlnxos_api
 attributes:
   check_mode:
     support: full

@@ -20,61 +20,13 @@ description:
 version_added: "0.1.0"
 author: powerscale-dgx-ra
 options:
-  api_host:
-    description: Management address of the switch.
-    type: str
-    required: true
-  api_port:
-    description: HTTPS port of the JSON API.
-    type: int
-    default: 443
-  ssh_port:
-    description: SSH port of the CLI.
-    type: int
-    default: 22
-  username:
-    description: Management user.
-    type: str
-    required: true
-  password:
-    description: Password of I(username). Never logged, never returned.
-    type: str
-    required: true
-  transport:
-    description: C(json) for the MLNX-OS JSON API over HTTPS, C(cli) for the SSH CLI.
-    type: str
-    choices: [json, cli]
-    default: json
-  cli_fallback:
-    description: With I(transport=json), use the SSH CLI when the JSON API cannot be reached at all.
-    type: bool
-    default: false
-  validate_certs:
-    description: Verify the switch's TLS certificate.
-    type: bool
-    default: true
-  ca_path:
-    description: PEM file of the CA that signed the switch's certificate.
-    type: path
-  timeout:
-    description: Seconds to wait for the switch per request.
-    type: int
-    default: 30
-  ssh_host_key_checking:
-    description: Refuse an SSH host key that is not in the known hosts.
-    type: bool
-    default: true
-  ssh_known_hosts:
-    description: known_hosts file for I(ssh_host_key_checking).
-    type: path
-  name:
-    description: Name of the switch in messages (for example its inventory name); the address when omitted.
-    type: str
   verify:
     description:
       - Declared state to check the live state against; same keys as the options of M(mlnxos_fabric)
         (C(hostname), C(sm) with C(role), C(ports), C(partitions), C(ntp_servers), C(syslog_servers)).
     type: dict
+extends_documentation_fragment:
+  - mlnxos_api
 attributes:
   check_mode:
     support: full
@@ -167,10 +119,14 @@ from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
 )
 
 
-def main() -> None:
+def argument_spec() -> dict:
     spec = dict(CONNECTION_ARGUMENT_SPEC)
     spec["verify"] = {"type": "dict"}
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
+    return spec
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     desired = None
     expected_sm = None
