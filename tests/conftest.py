@@ -25,15 +25,3 @@ os.environ.setdefault("ANSIBLE_CONFIG", str(ROOT / "ansible.cfg"))
 # Every ansible-playbook a test starts caches facts in a directory of this test session, never in the
 # project's .cache/facts: a test's stand-in facts for dgx01 must not leak into a real run, nor the reverse.
 os.environ.setdefault("ANSIBLE_CACHE_PLUGIN_CONNECTION", tempfile.mkdtemp(prefix="pytest-facts-"))
-
-
-def pytest_collection_modifyitems(config, items):
-    """The lab run of the validation stage takes tens of minutes on TCG VMs: it runs only when a marker
-    expression names it (`pytest -m lab_validate tests/flow`); otherwise it is deselected, and pytest says so."""
-    if "lab_validate" in (config.option.markexpr or ""):
-        return
-    slow = [i for i in items if i.get_closest_marker("lab_validate")]
-    if slow:
-        config.hook.pytest_deselected(items=slow)
-        items[:] = [i for i in items if i not in slow]
-        print(f"\nconftest: {len(slow)} lab validation test(s) deselected; run them with -m lab_validate")

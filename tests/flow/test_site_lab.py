@@ -1,10 +1,8 @@
-"""The full lab flow, as README command 1 runs it: `python -m lab up`, `ansible-playbook site.yml` on the lab
-inventory (the real roles), then a second run and a `--check --diff` run that must both report 0 changed, and
-the testinfra handover checks against the live DGX VMs.
-
-The deployment stages (preflight, storage, fabric, compute, containers) run in the default test command.
-The validation stage's measurements take tens of minutes on TCG VMs, so its lab run is a separate test
-(`pytest -m lab_validate tests/flow`), deselected by default with the reason printed in the summary.
+"""The full lab flow, as README command 1 runs it: `python -m lab up`, then the whole `ansible-playbook site.yml`
+on the lab inventory (the real roles: preflight, storage, fabric, compute, containers and validate, which
+measures and writes the handover report), then a second whole run that must report 0 changed on every host
+while it measures again, a `--check --diff` run at 0 changed, the verdict re-judged with an impossible
+threshold (FAIL naming the metric), and the testinfra handover checks against the live DGX VMs.
 
 Skipped (with the reason) only where qemu cannot run at all. A lab that was already up before the test is
 left up; one the test started is taken down again.
@@ -77,44 +75,78 @@ def lab(tmp_path_factory):
             assert down.returncode == 0, down.stderr
 
 
-DEPLOY = ("--skip-tags", "validate")
+RESULTS = ROOT / "results"
+
+
+def _run_dirs() -> set[Path]:
+    return {p for p in RESULTS.iterdir() if (p / "context.json").is_file()} if RESULTS.is_dir() else set()
+
+
+def _new_run_dir(before: set[Path]) -> Path:
+    new = sorted(_run_dirs() - before)
+    assert len(new) == 1, f"expected exactly one new validation run directory under {RESULTS}, found {new}"
+    return new[0]
+
+
+def _report(run_dir: Path) -> dict:
+    for name in ("report.json", "junit.xml", "summary.md", "report.html", "context.json", "environment.json"):
+        assert (run_dir / name).is_file(), f"{name} missing from {run_dir}"
+    return json.loads((run_dir / "report.json").read_text())
 
 
 @pytest.fixture(scope="module")
 def first_run(lab):
-    return _playbook(lab / "site-1.log", *DEPLOY)
+    """The whole site.yml (validation included) and the run directory its validation stage wrote."""
+    before = _run_dirs()
+    recap = _playbook(lab / "site-1.log")
+    return recap, _new_run_dir(before)
 
 
 def test_site_converges_the_lab(first_run):
-    assert all(r["failed"] == 0 and r["unreachable"] == 0 for r in first_run.values()), first_run
+    recap, _ = first_run
+    assert all(r["failed"] == 0 and r["unreachable"] == 0 for r in recap.values()), recap
     for group_member in ("dgx01", "dgx02", "powerscale01", "sn3700v01", "qm8700-01", "qm8700-02"):
-        assert group_member in first_run, f"{group_member} took no part in site.yml: {first_run}"
+        assert group_member in recap, f"{group_member} took no part in site.yml: {recap}"
+
+
+def test_validation_stage_passes_on_the_lab(first_run):
+    _, run_dir = first_run
+    report = _report(run_dir)
+    verdict = report["verdict"]
+    assert verdict["status"] == "PASS", json.dumps(verdict.get("checks", verdict), indent=1)[:6000]
+    stages = {c.get("stage") for c in verdict["checks"]}
+    assert {"nccl", "fio", "ddp"} <= stages, f"a stage is missing from the verdict: {sorted(map(str, stages))}"
+    assert verdict["lab_standins"] is True
+    assert "lab stand-in" in (run_dir / "summary.md").read_text().lower(), "the report must say these are lab stand-ins"
+
+
+def test_an_impossible_threshold_turns_the_lab_run_fail_naming_the_metric(lab, first_run, tmp_path):
+    _, run_dir = first_run
+    proc = _run([sys.executable, "-m", "validation", "evaluate", str(run_dir), "--set",
+                 "ddp_scaling_efficiency.floor=1000", "--json", "--out", str(tmp_path)],
+                lab / "evaluate-impossible.log", timeout=300)
+    assert proc.returncode == 1, f"expected FAIL (exit 1), got {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
+    result = json.loads(proc.stdout)
+    assert result["status"] == "FAIL"
+    assert any("ddp_scaling_efficiency" in name for name in result["failed"]), result["failed"]
 
 
 def test_second_run_reports_zero_changed(lab, first_run):
-    second = _playbook(lab / "site-2.log", *DEPLOY)
+    before = _run_dirs()
+    second = _playbook(lab / "site-2.log")
     changed = {h: r["changed"] for h, r in second.items() if r["changed"]}
     assert not changed, f"a second site.yml run changed something: {changed} (log {lab / 'site-2.log'})"
+    # It measured again (0 changed is not 0 done): a new run directory with its own verdict.
+    assert _report(_new_run_dir(before))["verdict"]["status"] == "PASS"
 
 
 def test_check_diff_run_reports_zero_changed(lab, first_run):
-    check = _playbook(lab / "site-check.log", "--check", "--diff", *DEPLOY)
+    before = _run_dirs()
+    check = _playbook(lab / "site-check.log", "--check", "--diff")
     changed = {h: r["changed"] for h, r in check.items() if r["changed"]}
     assert not changed, f"site.yml --check --diff would change something: {changed}"
-
-
-@pytest.mark.lab_validate
-def test_validation_stage_passes_on_the_lab(lab, first_run):
-    proc = _run([str(BIN / "ansible-playbook"), "site.yml", "--tags", "validate"], lab / "validate.log", timeout=5400)
-    assert proc.returncode == 0, f"the validation stage failed:\n{proc.stdout[-6000:]}"
-    latest = _run([sys.executable, "-m", "validation", "latest"], lab / "latest.log", timeout=120)
-    assert latest.returncode == 0, latest.stderr
-    run_dir = Path(latest.stdout.strip().splitlines()[0])
-    report = json.loads((run_dir / "report.json").read_text())
-    verdict = report["verdict"]
-    assert verdict["status"] == "PASS", json.dumps(verdict.get("checks", verdict), indent=1)[:6000]
-    for name in ("junit.xml", "summary.md", "report.html"):
-        assert (run_dir / name).is_file(), f"{name} missing from {run_dir}"
+    assert "the validation stage measures the live cluster" in (lab / "site-check.log").read_text()
+    assert _run_dirs() == before, "--check must write no validation run"
 
 
 def test_handover_checks_pass_on_the_live_nodes(lab, first_run):
