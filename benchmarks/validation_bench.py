@@ -28,6 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 RUNNERS = ROOT / "validation" / "runners"
 REMOTE = "/var/tmp/validation-bench"
+FIO_SAMPLES = 2
 
 
 class Lab:
@@ -97,16 +98,21 @@ def bench_fio(lab: Lab) -> bool:
         # lay out with the largest job count of the sweep so every reader finds its file
         lab.ssh(node, f"fio --name=bench --directory={directory} --rw=write --bs=1M --numjobs=4 --size={size} "
                       f"--ioengine=psync --direct=1 --output-format=json > /dev/null")
-        profile = fio_read_MBps(lab, node, directory, cfg["bs"], int(cfg["numjobs"]), int(cfg["iodepth"]), size,
-                                runtime, cfg["ioengine"], bool(cfg["direct"]))
+        # Best of FIO_SAMPLES for every point, the profile included: one TCG sample swings by 10-20%.
+        profile_samples = [fio_read_MBps(lab, node, directory, cfg["bs"], int(cfg["numjobs"]), int(cfg["iodepth"]),
+                                         size, runtime, cfg["ioengine"], bool(cfg["direct"]))
+                           for _ in range(FIO_SAMPLES)]
+        profile = max(profile_samples)
         print(f"fio acceptance profile (bs={cfg['bs']} jobs={cfg['numjobs']} depth={cfg['iodepth']}): "
-              f"{profile:.1f} MB/s", flush=True)
+              f"{profile:.1f} MB/s (samples {[round(v, 1) for v in profile_samples]})", flush=True)
         sweep = {}
         for bs in ("256k", "1M", "4M"):
             for jobs, depth in ((1, 1), (2, 4), (4, 16)):
-                v = fio_read_MBps(lab, node, directory, bs, jobs, depth, size, runtime, cfg["ioengine"], True)
-                sweep[(bs, jobs, depth)] = v
-                print(f"  sweep bs={bs:>4} jobs={jobs} depth={depth:>2}: {v:8.1f} MB/s", flush=True)
+                samples = [fio_read_MBps(lab, node, directory, bs, jobs, depth, size, runtime, cfg["ioengine"], True)
+                           for _ in range(FIO_SAMPLES)]
+                v = sweep[(bs, jobs, depth)] = max(samples)
+                print(f"  sweep bs={bs:>4} jobs={jobs} depth={depth:>2}: {v:8.1f} MB/s "
+                      f"(samples {[round(x, 1) for x in samples]})", flush=True)
         best_key = max(sweep, key=sweep.get)
         best = max(sweep[best_key], profile)
         ratio = profile / best if best else 0.0
