@@ -1,0 +1,46 @@
+"""The verdict-and-report play (roles/validate_report) judges a stored run the way the validation stage does:
+PASS lets the play finish; a threshold the run cannot meet fails the play, and the failure names the metric.
+Only localhost runs; the run directory is the production fixture (tests/validation/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT
+
+
+def _report_play(run: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(ROOT / "roles"),
+               ANSIBLE_FORCE_COLOR="0")
+    nodes = json.loads((run / "context.json").read_text())["nodes"]
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "inventories/production",
+         "tests/validation/playbooks/report_only.yml", "-e", f"validate_report_run_dir={run}",
+         "-e", f"validate_report_run={run.name}", "-e", json.dumps({"validate_report_nodes": nodes})],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_report_play_passes_a_run_that_meets_its_thresholds(production_run):
+    p = _report_play(production_run)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert "Validation PASSED" in p.stdout
+    assert json.loads((production_run / "report.json").read_text())["verdict"]["status"] == "PASS"
+    assert (production_run / "report.html").is_file() and (production_run / "environment.json").is_file()
+
+
+def test_report_play_fails_naming_the_metric_of_an_impossible_threshold(production_run):
+    ctx_path = production_run / "context.json"
+    ctx = json.loads(ctx_path.read_text())
+    for rule in ctx["acceptance_thresholds"]:
+        if rule["metric"] == "nccl_multi_node_busbw_gbps":
+            rule["floor"] = 1e9
+    ctx_path.write_text(json.dumps(ctx))
+    p = _report_play(production_run)
+    assert p.returncode != 0, "an impossible threshold must fail the play"
+    assert "Validation FAILED: nccl_multi_node_busbw_gbps" in p.stdout, p.stdout[-3000:]
+    assert json.loads((production_run / "report.json").read_text())["verdict"]["failed"] == [
+        "nccl_multi_node_busbw_gbps"]
