@@ -148,7 +148,7 @@ ROLE_FILES: dict[str, tuple[ImageFile, ...]] = {
         ImageFile(
             "/etc/network/interfaces",
             "# Cumulus-style ifupdown2 configuration: the fabric stage writes the switch ports here.\n"
-            "# mgmt0 belongs to systemd-networkd in the lab (user-net DHCP).\n"
+            "# mgmt0 belongs to systemd-networkd in the lab (qemu user network, static 10.0.2.15).\n"
             "auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n",
         ),
     ),

@@ -29,6 +29,10 @@ class GuestDir:
     mode: int = 0o755
 
 
+# qemu user networking (slirp): every VM has its own, with the guest at .15 and the host-side gateway at .2.
+USER_NET_GUEST = "10.0.2.15/24"
+USER_NET_GATEWAY = "10.0.2.2"
+
 def _link(nic_name: str, mac: str) -> str:
     return f"# lab: name the NIC by its MAC (set by python -m lab)\n[Match]\nMACAddress={mac}\n\n[Link]\nName={nic_name}\n"
 
@@ -39,10 +43,14 @@ def network_units(node: Node) -> dict[str, str]:
     for nic in node.nics:
         files[f"10-lab-{nic.name}.link"] = _link(nic.name, nic.mac)
         if nic.kind == "user":
+            # qemu user networking's fixed guest address, set statically rather than by DHCP: systemd-networkd
+            # 252 can fail its DHCPv4 client with EBUSY when udev renames the NIC (eth0 -> mgmt0) while networkd
+            # configures it ("Failed to configure DHCPv4 client: Device or resource busy"), which left a TCG VM
+            # without its management address and SSH. A static address has no such race.
             files[f"20-lab-{nic.name}.network"] = (
                 f"[Match]\nName={nic.name}\n\n[Link]\nRequiredForOnline=yes\n\n"
-                "[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n\n"
-                "[DHCPv4]\nUseDNS=no\nUseHostname=no\nUseNTP=no\n"
+                f"[Network]\nAddress={USER_NET_GUEST}\nGateway={USER_NET_GATEWAY}\n"
+                "LinkLocalAddressing=no\nIPv6AcceptRA=no\n"
             )
         elif nic.kind == "listen":
             # Switch ports: up, no address, no bridge; ifupdown2 (the fabric stage) owns them.
