@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.inventory_problem import Problem
+
 NFS_VERSIONS = ("3", "4.0", "4.1", "4.2")
 PROTOCOLS = ("tcp", "rdma")
 PURPOSES = ("training", "scratch", "general")
@@ -51,19 +53,6 @@ EXTRA_KEYED = frozenset(
 KERNEL_VISIBLE_FLAGS = frozenset({"noatime", "nodiratime", "relatime", "ro", "rw", "nosuid", "nodev", "noexec"})
 SYSTEM_PATHS = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/mnt", "/opt", "/proc",
                           "/raid", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var"})
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One inventory defect, in the shape of the preflight table: variable, value, problem, fix."""
-
-    variable: str
-    value: Any
-    problem: str
-    fix: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"variable": self.variable, "value": self.value, "problem": self.problem, "fix": self.fix}
 
 
 @dataclass(frozen=True)
