@@ -78,7 +78,10 @@ DEFAULT_ROLES: tuple[RoleRecipe, ...] = (
         disk_gb=12,
     ),
     RoleRecipe("storage", ("nfs-kernel-server", "xfsprogs", "iperf3", "python3", "iputils-ping"), disk_gb=4),
-    RoleRecipe("switch", ("ifupdown2", "frr", "bridge-utils", "python3", "iputils-ping", "iperf3"), disk_gb=4),
+    # frr-pythontools: frr-reload.py, which Cumulus ships and `systemctl reload frr` runs; without it the
+    # fabric role would take its vtysh -b fallback, a path no real switch takes.
+    RoleRecipe("switch", ("ifupdown2", "frr", "frr-pythontools", "bridge-utils", "python3", "iputils-ping",
+                          "iperf3"), disk_gb=4),
 )
 
 

@@ -245,7 +245,7 @@ def test_recipe_packages_match_the_contract():
     assert {"python3", "fio", "iperf3", "nfs-common", "docker.io", "iputils-ping"} <= {*r.role("dgx").packages, *r.base_packages}
     assert "torch==2.13.0" in r.role("dgx").wheels
     assert {"nfs-kernel-server", "xfsprogs", "python3", "iputils-ping"} <= set(r.role("storage").packages)
-    assert {"ifupdown2", "frr", "bridge-utils", "python3", "iputils-ping"} <= set(r.role("switch").packages)
+    assert {"ifupdown2", "frr", "frr-pythontools", "bridge-utils", "python3", "iputils-ping"} <= set(r.role("switch").packages)
     assert "linux-image-cloud-amd64" in r.base_packages
 
 
