@@ -112,3 +112,15 @@ def test_storage_crosses_only_the_configured_switch_and_nfs_mounts(lab_env):
     ]
     assert sums[0] == sums[1] and len(sums[0]) == 64
     _ssh(env, "dgx01", "umount /mnt/smoke")
+
+
+def test_up_on_a_running_lab_starts_nothing(lab_env):
+    """`up` is idempotent: on a running lab it starts no VM, keeps every qemu process and still succeeds."""
+    env, run_dir = lab_env
+    before = sorted(lab_qemu_pids(run_dir))
+    assert len(before) == 3, f"expected the 3 VMs of the test lab, found qemu pids {before}"
+    again = _lab(env, "up", timeout=600)
+    assert sorted(lab_qemu_pids(run_dir)) == before, "a second `lab up` replaced or added qemu processes"
+    for node in ("dgx01", "powerscale01", "sn3700v01"):
+        assert f"lab: {node}: already running" in again.stdout, again.stdout
+    assert "started (" not in again.stdout, again.stdout
