@@ -1,7 +1,8 @@
 """What the handover checks expect, read from an Ansible inventory, and how to reach its DGX nodes.
 
 The inventory is loaded with Ansible's own classes, so group_vars/host_vars precedence and Jinja templating
-(e.g. the lab's `{{ inventory_dir }}/../../lab/.run/ssh/id_ed25519`) resolve exactly as in a playbook run.
+(e.g. the lab's key path `{{ lab_run_dir }}/ssh/id_ed25519`, `lab_run_dir` built from `inventory_dir`) resolve
+exactly as in a playbook run.
 Only the variables the checks need are templated: secrets are never read.
 """
 
