@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tarfile
 import time
 from typing import Any
 
@@ -124,6 +125,58 @@ def remove_tree(path: str, guard: str) -> bool:
     return True
 
 
+def pack_tree(src: str, archive: str, arcroot: str, reroute: dict[str, str] | None = None) -> int:
+    """Pack every file under src (but *.tmp) into one uncompressed tar, each as <arcroot>/<path under src>,
+    or <reroute[first part]>/<rest> when its first path part is rerouted (nccl's sysinfo/ goes to sysinfo/).
+    One archive per stage and node: one transfer instead of one round trip per raw file. Returns the count."""
+    reroute = reroute or {}
+    count = 0
+    tmp = archive + ".part"
+    with tarfile.open(tmp, "w") as tar:
+        for dirpath, dirnames, filenames in os.walk(src):
+            dirnames.sort()
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
+                if name.endswith((".tmp", ".part")) or os.path.abspath(path) in (os.path.abspath(archive), os.path.abspath(tmp)):
+                    continue
+                rel = os.path.relpath(path, src).replace(os.sep, "/")
+                first, _, rest = rel.partition("/")
+                arcname = f"{reroute[first]}/{rest}" if rest and first in reroute else f"{arcroot}/{rel}"
+                tar.add(path, arcname=arcname, recursive=False)
+                count += 1
+    os.replace(tmp, archive)
+    return count
+
+
+def unpack_tree(archive: str, dest: str) -> int:
+    """Unpack an archive of pack_tree into dest: regular files and directories only, every name relative and
+    inside dest (a member that is absolute, climbs out with '..', or is a link or device fails the whole
+    unpack before anything is written). The archive is removed afterwards. Returns the count of files."""
+    root = os.path.realpath(dest)
+    with tarfile.open(archive, "r") as tar:
+        members = tar.getmembers()
+        for m in members:
+            target = os.path.realpath(os.path.join(root, m.name))
+            if os.path.isabs(m.name) or not (target == root or target.startswith(root + os.sep)):
+                raise SystemExit(f"refusing {archive}: member {m.name!r} lies outside {dest}")
+            if not (m.isfile() or m.isdir()):
+                raise SystemExit(f"refusing {archive}: member {m.name!r} is not a regular file or directory")
+        files = 0
+        for m in members:
+            target = os.path.join(root, m.name)
+            if m.isdir():
+                os.makedirs(target, exist_ok=True)
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            src = tar.extractfile(m)
+            assert src is not None  # a regular file, checked above
+            with src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+            files += 1
+    os.remove(archive)
+    return files
+
+
 def drop_caches() -> None:
     """sync, then drop the page cache, dentries and inodes (echo 3 > /proc/sys/vm/drop_caches)."""
     os.sync()
@@ -134,11 +187,19 @@ def drop_caches() -> None:
 if __name__ == "__main__":
     # python3 common.py remove PATH GUARD : the stages' cleanup (a measurement leaves nothing behind)
     # python3 common.py drop-caches       : fio's exec_prerun on each client (a job file cannot hold "a; b")
+    # python3 common.py pack SRC ARCHIVE ARCROOT [PART=ROOT ...] : a stage's raw outputs in one archive
+    # python3 common.py unpack ARCHIVE DEST : on the control node, into the run directory's raw/
     import sys
 
     if sys.argv[1:2] == ["drop-caches"]:
         drop_caches()
     elif len(sys.argv) == 4 and sys.argv[1] == "remove":
         print(json.dumps({"removed": remove_tree(sys.argv[2], sys.argv[3]), "path": sys.argv[2]}))
+    elif len(sys.argv) >= 5 and sys.argv[1] == "pack":
+        routes = dict(arg.split("=", 1) for arg in sys.argv[5:])
+        print(json.dumps({"files": pack_tree(sys.argv[2], sys.argv[3], sys.argv[4], routes), "archive": sys.argv[3]}))
+    elif len(sys.argv) == 4 and sys.argv[1] == "unpack":
+        print(json.dumps({"files": unpack_tree(sys.argv[2], sys.argv[3]), "dest": sys.argv[3]}))
     else:
-        raise SystemExit("usage: common.py remove PATH GUARD | common.py drop-caches")
+        raise SystemExit("usage: common.py remove PATH GUARD | drop-caches | pack SRC ARCHIVE ARCROOT [PART=ROOT ...]"
+                         " | unpack ARCHIVE DEST")
