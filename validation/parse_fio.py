@@ -43,6 +43,7 @@ class FioResult:
     jobs: list[FioJob] = field(default_factory=list)
     clients: list[FioJob] = field(default_factory=list)
     aggregate: FioJob | None = None
+    options: dict[str, str] = field(default_factory=dict)   # "global options": the job as fio ran it
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -53,16 +54,16 @@ class FioParseError(ValueError):
     """The input holds no fio JSON document."""
 
 
-def _find_document(text: str) -> tuple[str, dict[str, Any]]:
-    """Split fio output into (text before the JSON, the JSON document)."""
+def _find_document(text: str) -> tuple[str, dict[str, Any], str]:
+    """Split fio output into (text before the JSON, the JSON document, text after it)."""
     decoder = json.JSONDecoder()
     for match in re.finditer(r"(?m)^\{", text):
         try:
-            doc, _end = decoder.raw_decode(text, match.start())
+            doc, end = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError:
             continue
         if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc):
-            return text[: match.start()], doc
+            return text[: match.start()], doc, text[end:]
     raise FioParseError("no fio JSON document (with 'jobs' or 'client_stats') found")
 
 
@@ -101,12 +102,18 @@ def _job(obj: dict[str, Any]) -> FioJob:
 
 def parse(text: str) -> FioResult:
     """Parse fio JSON output (possibly preceded by fio's own text). Raises FioParseError."""
-    before, doc = _find_document(text)
+    before, doc, after = _find_document(text)
     result = FioResult(fio_version=doc.get("fio version"))
+    options = doc.get("global options")
+    result.options = {str(k): str(v) for k, v in options.items()} if isinstance(options, dict) else {}
     for line in before.splitlines():
         m = _ERR_LINE.match(line.strip())
         if m:
             result.errors.append(m.group(1))
+    for line in after.splitlines():  # fio prints a late failure (a client lost mid-run) after the document
+        m = _ERR_LINE.match(line.strip())
+        if m or re.search(r"\b(error|failed|timeout|timed out)\b", line, re.I):
+            result.errors.append(f"after the JSON: {(m.group(1) if m else line.strip())[:200]}")
     try:
         for obj in doc.get("jobs") or []:
             result.jobs.append(_job(obj))
@@ -116,7 +123,7 @@ def parse(text: str) -> FioResult:
                 result.aggregate = job
             else:
                 result.clients.append(job)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise FioParseError(f"fio JSON with an unreadable job entry: {exc}") from exc
     if not result.jobs and not result.clients:
         result.errors.append("fio JSON without any job or client result")
@@ -139,6 +146,16 @@ def client_bw(result: FioResult, direction: str = "read") -> dict[str, int]:
         d = getattr(job, direction)
         if d and d.bw_bytes is not None and job.hostname:
             per[client_key(job)] = per.get(client_key(job), 0) + d.bw_bytes
+    return per
+
+
+def client_io_bytes(result: FioResult, direction: str = "read") -> dict[str, int]:
+    """Bytes moved per client 'address:port' (summed over its jobs)."""
+    per: dict[str, int] = {}
+    for job in result.clients:
+        d = getattr(job, direction)
+        if d and d.io_bytes is not None and job.hostname:
+            per[client_key(job)] = per.get(client_key(job), 0) + d.io_bytes
     return per
 
 

@@ -4,7 +4,8 @@ The stdout parser keys every value on the header's column names, never on positi
 - the current layout (``size count type redop root time algbw busbw #wrong time algbw busbw #wrong``),
 - older layouts without ``root`` and with an ``error`` column (maximum relative error, not a count),
 - ``N/A`` under ``#wrong`` when the test ran with ``-c 0`` (no data check),
-- lines prefixed by ``mpirun --tag-output`` (``[1,0]<stdout>:``) or ``srun --label`` (``0: ``),
+- lines prefixed by ``mpirun --tag-output`` (``[1,0]<stdout>:``) or ``srun --label`` (``0: ``), or by two
+  launchers at once (``0: [1,0]<stdout>:``; Ray/SkyPilot's ``(head, rank=0, pid=3808) [1,0]<stdout>:``),
 - NCCL_DEBUG lines interleaved anywhere, and several runs in one log (one per table header).
 
 A log that stops before the footer, a row that cannot be read, or a table without rows yields a run with
@@ -18,8 +19,17 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# mpirun --tag-output: "[1,3]<stdout>:" ; srun --label: "3: " ; pyxis/enroot adds nothing.
-_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+:\s)")
+# mpirun --tag-output: "[1,3]<stdout>:" ; srun --label: "3: " ; Ray (SkyPilot): "(head, rank=0, pid=3808) " or
+# "(worker1, rank=1, pid=2201, ip=10.0.0.2) "; pyxis/enroot adds nothing. Launchers stack: strip every one.
+_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+:\s|\s*\([\w.-]+, rank=\d+, pid=\d+[^)]*\)\s)+")
+# The command line when the launcher echoes it: "./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1"
+_COMMAND = re.compile(r"(?:^|[\s/])(?P<test>[a-z_]+_perf)(?:_mpi)?\s+-")
+# The size sweep nccl-tests announces: "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor)"
+_SWEEP = re.compile(r"minBytes\s+(\d+)\s+maxBytes\s+(\d+)\s+step:\s*(\d+)\((factor|bytes)\)")
+# NCCL INFO lines name their host: "dgx01:41230:41230 [0] NCCL INFO ..."
+_INFO_HOST = re.compile(r"^([\w.-]+):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)")
+# A result row with text glued in front of it ("garbage1048576  262144  float  sum ...")
+_ROW_TAIL = re.compile(r"\D(\d+)\s+(\d+)\s+(?:float|double|half|bfloat16|int8|uint8|int32|uint32|int64|uint64|f8\w*|fp8\w*)\s+\w+\s+-?\d")
 _RANK_LINE = re.compile(r"^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)")
 _OOB = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?")
 _AVG = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|inf)")
@@ -67,6 +77,8 @@ class NcclRun:
     nccl_version: str | None = None
     nccl_tests_version: str | None = None
     data_checked: bool | None = None
+    sweep: dict[str, Any] | None = None     # {min_bytes, max_bytes, step, step_kind} from the header line
+    info_hosts: list[str] = field(default_factory=list)  # hosts named by NCCL INFO lines (no "# Rank" lines)
     rows: list[Row] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)   # NCCL WARN lines: kept, not fatal by themselves
@@ -166,6 +178,10 @@ def parse_stdout(text: str) -> list[NcclRun]:
     nccl_version: str | None = None
     tests_version: str | None = None
     nranks_seen: dict[int, int] = {}
+    command_test: str | None = None
+    sweep: dict[str, Any] | None = None
+    info_hosts: set[str] = set()
+    pre_errors: list[str] = []   # failures printed before a table header belong to that table's run
     for raw in text.splitlines():
         line = strip_prefix(raw).rstrip()
         stripped = line.strip()
@@ -173,6 +189,13 @@ def parse_stdout(text: str) -> list[NcclRun]:
             continue
         if m := _NCCL_VERSION.search(stripped):
             nccl_version = m.group(1)
+        if not stripped.startswith("#") and (m := _COMMAND.search(stripped)):
+            command_test = m.group("test")
+        if m := _SWEEP.search(stripped):
+            sweep = {"min_bytes": int(m.group(1)), "max_bytes": int(m.group(2)), "step": int(m.group(3)),
+                     "step_kind": m.group(4)}
+        if m := _INFO_HOST.match(stripped):
+            info_hosts.add(m.group(1))
         if m := _TESTS_VERSION.match(stripped):
             tests_version = m.group(1)
         if m := _STARTING.match(stripped):
@@ -189,8 +212,10 @@ def parse_stdout(text: str) -> list[NcclRun]:
             nranks_seen[int(m.group(1))] = int(m.group(2))
         cols = _header_columns(stripped) if stripped.startswith("#") else None
         if cols is not None:
-            current = NcclRun(collective=pending_collective, nccl_version=nccl_version,
-                              nccl_tests_version=tests_version)
+            current = NcclRun(collective=command_test or pending_collective, nccl_version=nccl_version,
+                              nccl_tests_version=tests_version, sweep=sweep, info_hosts=sorted(info_hosts))
+            current.errors.extend(pre_errors)
+            pre_errors = []
             if pending_rank_lines:
                 current.ranks = len(pending_rank_lines)
                 current.nodes = sorted(set(pending_rank_lines.values()))
@@ -201,8 +226,15 @@ def parse_stdout(text: str) -> list[NcclRun]:
             pending_rank_lines = {}
             pending_collective = None
             continue
-        if current is None or columns is None:
-            continue
+        if current is None or columns is None or (current.complete and not stripped.startswith("#")):
+            # outside a table: a failure here is the next table's (or, with none, the log's) failure
+            if not stripped.startswith("#") and _ERROR_LINE.search(stripped) and not _WARN_LINE.search(stripped):
+                if current is not None and current.complete:
+                    current.errors.append(f"after the table: {stripped[:200]}")
+                else:
+                    pre_errors.append(f"before the table: {stripped[:200]}")
+            if current is None or columns is None:
+                continue
         if m := _OOB.match(stripped):
             current.out_of_bounds_count = int(m.group(1))
             current.out_of_bounds_ok = current.out_of_bounds_count == 0 and m.group(2) != "FAILED"
@@ -222,12 +254,19 @@ def parse_stdout(text: str) -> list[NcclRun]:
             except (ValueError, KeyError, IndexError) as exc:
                 current.errors.append(f"unreadable result row ({exc}): {stripped[:120]!r}")
             continue
+        if not current.complete and _ROW_TAIL.search(stripped) and not _INFO_HOST.match(stripped):
+            current.errors.append(f"unreadable result row (text before the size): {stripped[:120]!r}")
+            continue
         if _WARN_LINE.search(stripped):
             current.warnings.append(stripped[:200])
         elif _ERROR_LINE.search(stripped):
             current.errors.append(stripped[:200])
     if not runs:
-        raise NcclParseError("no nccl-tests result table (header with size ... busbw) found")
+        raise NcclParseError("no nccl-tests result table (header with size ... busbw) found"
+                             + (f"; {pre_errors[0]}" if pre_errors else ""))
+    if info_hosts:
+        for run in runs:
+            run.info_hosts = sorted(set(run.info_hosts) | info_hosts)
     for run in runs:
         _finish(run)
     return runs

@@ -113,6 +113,15 @@ def _threshold_for(report: dict[str, Any], metric: str) -> float | None:
 
 
 def plots(report: dict[str, Any]) -> list[str]:
+    """The report's charts; a chart that cannot be drawn says so in its place (the report is still written)."""
+    try:
+        return _plots(report)
+    except Exception as exc:  # a plot must never cost the customer the report
+        return [f'<p class="FAIL">the plots could not be drawn ({escape(type(exc).__name__)}: {escape(str(exc))}); '
+                "the tables below hold every figure</p>"]
+
+
+def _plots(report: dict[str, Any]) -> list[str]:
     series = report["verdict"]["series"]
     out = []
     nccl = series.get("nccl") or {}

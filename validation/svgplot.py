@@ -34,6 +34,11 @@ class Chart:
     log_x: bool = False
 
 
+def _ok(v: object) -> bool:
+    """A number that can be drawn: finite (None, NaN and infinities are not)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def _nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     if hi <= lo:
         hi = lo + 1
@@ -73,6 +78,10 @@ def _frame(title: str, x_label: str, y_label: str) -> list[str]:
 
 def line_chart(chart: Chart) -> str:
     """Lines with markers, optional log2 x axis and horizontal threshold lines."""
+    # Only finite points are drawn: a NaN or an infinity is no value (the verdict says why), never an axis.
+    for s in chart.series:
+        s.points = [p for p in s.points if _ok(p[0]) and _ok(p[1])]
+    chart.hlines = [h for h in chart.hlines if _ok(h.y)]
     pts = [p for s in chart.series for p in s.points if p[1] is not None]
     out = _frame(chart.title, chart.x_label, chart.y_label)
     if not pts:
@@ -132,6 +141,9 @@ def bar_chart(title: str, y_label: str, bars: list[tuple[str, float | None]], li
               limit_name: str, threshold: float | None = None) -> str:
     """Bars (one per node) with each bar's own limit (e.g. its link rate) marked over it."""
     out = _frame(title, "node", y_label)
+    bars = [(n, v if _ok(v) else None) for n, v in bars]
+    limits = {k: (v if _ok(v) else None) for k, v in limits.items()}
+    threshold = threshold if _ok(threshold) else None
     values = [v for _n, v in bars if v is not None] + [v for v in limits.values() if v is not None]
     if threshold is not None:
         values.append(threshold)

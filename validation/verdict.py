@@ -16,16 +16,21 @@ spread reported.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
+import math
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import parse_fio, parse_nccl
 from .thresholds import KNOWN_METRICS, Bound, ThresholdError, bounds_for, metrics_with_thresholds
 
 PASS, FAIL, INFO = "PASS", "FAIL", "INFO"
+F = TypeVar("F", bound=Callable[..., Any])
 # Per-node metrics: the outlier rule compares their instances (nodes, node pairs) with the best one.
 OUTLIER_METRICS = ("nccl_single_node_busbw_gbps", "nccl_pair_busbw_gbps", "fio_node_read_MBps")
 
@@ -55,6 +60,10 @@ class Check:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["label"] = self.label
+        # report.json is strict JSON: a non-finite figure is written as null (the reasons say what it was)
+        d["value"] = finite(d["value"])
+        d["spread_pct"] = finite(d["spread_pct"])
+        d["samples"] = [finite(x) for x in d["samples"]]
         return d
 
 
@@ -110,8 +119,31 @@ def _load_meta(case_dir: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else {"_unreadable": True}
 
 
+def judge_guard(stage: str, empty: Callable[[], tuple[Any, ...]]) -> Callable[[F], F]:
+    """A judge that meets data it did not expect must still give a verdict: any exception of the judge of one
+    case becomes that case's FAIL (naming the case and the error), never a crash without a report."""
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def guarded(case_dir: Path, case: str, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(case_dir, case, *args, **kwargs)
+            except Exception as exc:  # the judge's own failure, turned into a FAIL of the case it judged
+                check = Check(name=f"{stage}_sanity", stage=stage, kind="sanity", status=FAIL, instance=case,
+                              case=case, reasons=[f"the result could not be judged ({type(exc).__name__}: {exc})"])
+                return (check, *empty())
+        return guarded  # type: ignore[return-value]
+    return wrap
+
+
+def finite(value: Any) -> float | None:
+    """A measurement as a number, or None: NaN, infinities, booleans and non-numbers are no value at all."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
 def _best_and_spread(samples: list[float | None]) -> tuple[float | None, float | None]:
-    good = [s for s in samples if s is not None]
+    good = [v for v in (finite(s) for s in samples) if v is not None]
     if not good:
         return None, None
     best = max(good)
@@ -160,6 +192,10 @@ def _case_preamble(stage: str, case: str, meta: dict[str, Any] | None, lab: bool
         check.status = FAIL
         check.reasons.append(str(meta["reason"]))
         return check, False
+    if not isinstance(meta.get("samples"), list) or not all(isinstance(x, dict) for x in meta["samples"]):
+        check.status = FAIL
+        check.reasons.append(f"meta.json 'samples' is not a list of sample records: {str(meta.get('samples'))[:80]}")
+        return check, False
     if not meta.get("samples"):
         check.status = FAIL
         check.reasons.append("no samples recorded")
@@ -167,11 +203,79 @@ def _case_preamble(stage: str, case: str, meta: dict[str, Any] | None, lab: bool
     return check, True
 
 
+def repeats_problem(samples: list[Any], repeats: int | None, what: str = "samples") -> list[str]:
+    """A case judged on fewer samples than validation_repeats asked for is not the measurement asked for."""
+    if repeats and len(samples) < repeats:
+        return [f"{len(samples)} {what}, validation_repeats asks for {repeats}"]
+    return []
+
+
 # ---------------------------------------------------------------------------------------------- NCCL
 
 
+def nccl_table_problems(run: parse_nccl.NcclRun, ceiling_gbps: float | None, lab: bool) -> list[str]:
+    """What makes a parsed table something other than a sane all-reduce: the wrong collective or reduction,
+    non-numbers, negative or physically impossible figures, duplicated or out-of-order sizes, a sweep that
+    does not follow the header's step, an old-format error column above tolerance."""
+    out: list[str] = []
+    collective = (run.collective or "").removesuffix("_perf").removesuffix("_mpi")
+    if run.collective and collective != "all_reduce":
+        out.append(f"the log is a {run.collective} run, not all_reduce_perf")
+    redops = sorted({r.redop for r in run.rows if r.redop is not None})
+    if redops and redops != ["sum"]:
+        out.append(f"reduction {'/'.join(redops)}: an all-reduce sum was asked for")
+    sizes = [r.size for r in run.rows]
+    dup = sorted({x for x in sizes if sizes.count(x) > 1})
+    if dup:
+        out.append(f"size(s) {dup[:4]} appear more than once in one table")
+    elif any(b <= a for a, b in itertools.pairwise(sizes)):
+        out.append("sizes do not rise from row to row")
+    sweep = run.sweep or {}
+    if sizes and sweep.get("step_kind") == "factor" and sweep.get("step", 0) > 1 and not dup:
+        factor = sweep["step"]
+        odd = [(a, b) for a, b in itertools.pairwise(sizes) if a <= 0 or not (factor * 0.5 < b / a <= factor * 1.05)]
+        if odd:
+            out.append(f"sizes do not follow the header's step x{factor}: {odd[0][0]} -> {odd[0][1]}")
+        if sizes[-1] > sweep["max_bytes"] or sizes[0] < sweep["min_bytes"] // 2:
+            out.append(f"sizes {sizes[0]}..{sizes[-1]} outside the header's minBytes {sweep['min_bytes']} .. "
+                       f"maxBytes {sweep['max_bytes']}")
+    for r in run.rows:
+        for where, pl in (("out-of-place", r.out_of_place), ("in-place", r.in_place)):
+            if pl is None:
+                continue
+            for label, v in (("busbw", pl.busbw_gbps), ("algbw", pl.algbw_gbps), ("time", pl.time_us)):
+                if v is not None and (not math.isfinite(v) or v < 0):
+                    out.append(f"{where} {label} {v} at {r.size} B: not a finite, non-negative number")
+            if pl.busbw_gbps is not None and ceiling_gbps and math.isfinite(pl.busbw_gbps) \
+                    and pl.busbw_gbps > ceiling_gbps * 1.05:
+                out.append(f"{where} busbw {pl.busbw_gbps:g} GB/s at {r.size} B is above the physical ceiling "
+                           f"{ceiling_gbps:g} GB/s of the links it ran over: not a believable measurement")
+            if pl.max_error is not None and (not math.isfinite(pl.max_error) or pl.max_error > 1e-3):
+                out.append(f"{where} error column {pl.max_error:g} at {r.size} B: above the 1e-3 tolerance")
+    return out
+
+
+def nccl_ceiling_gbps(ctx: dict[str, Any], nodes: list[str], lab: bool) -> float | None:
+    """The most busbw the case's links can carry: across nodes, HCAs x rate per node (thresholds'
+    hcas_x_link_rate); inside one DGX A100, NVLink 3 (12 links x 25 GB/s = 300 GB/s per GPU per direction).
+    None in the lab (gloo on CPU over virtual links has no physical ceiling worth the name)."""
+    if lab:
+        return None
+    from .thresholds import hcas_x_link_rate_GBps
+
+    if len(nodes) > 1:
+        try:
+            return hcas_x_link_rate_GBps(ctx, nodes)[0]
+        except ThresholdError:
+            return None
+    model = (ctx.get("dgx_models") or {}).get(((ctx.get("dgx") or {}).get(nodes[0]) or {}).get("dgx_model")) or {}
+    return float(model.get("nvlink_gbps_per_gpu") or 300.0) if model.get("nvswitch") else None
+
+
+@judge_guard("nccl", lambda: ([], []))
 def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks: int | None, lab: bool,
-                    min_bytes: int) -> tuple[Check, list[float | None], list[dict[str, Any]]]:
+                    min_bytes: int, repeats: int | None = None, ceiling_gbps: float | None = None
+                    ) -> tuple[Check, list[float | None], list[dict[str, Any]]]:
     """Sanity of one NCCL case; returns (check, per-sample peak busbw, per-sample rows for plots)."""
     meta = _load_meta(case_dir)
     check, ok = _case_preamble("nccl", case, meta, lab)
@@ -185,7 +289,7 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
     elif meta.get("expected_ranks") not in (None, expected_ranks):
         check.status = FAIL
         check.reasons.append(f"launched for {meta.get('expected_ranks')} ranks, the site expects {expected_ranks}")
-    peer = _peer_problems(case_dir, meta)
+    peer = _peer_problems(case_dir, meta) + repeats_problem(meta["samples"], repeats)
     if peer:
         check.status = FAIL
         check.reasons.extend(peer)
@@ -213,8 +317,10 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
             if expected_ranks is not None and run.ranks != expected_ranks:
                 problems.append(f"{tag}: {run.ranks} ranks, expected {expected_ranks}")
             wanted = sorted(set(meta.get("node_hostnames") or nodes))
-            if run.nodes and sorted(set(run.nodes)) != wanted:
-                problems.append(f"{tag}: ran on {run.nodes}, expected {wanted}")
+            ran_on = run.nodes or run.info_hosts
+            if ran_on and sorted(set(ran_on)) != wanted:
+                problems.append(f"{tag}: ran on {ran_on}, expected {wanted}")
+            problems.extend(f"{tag}: {p}" for p in nccl_table_problems(run, ceiling_gbps, lab))
             if run.out_of_bounds_ok is False:
                 problems.append(f"{tag}: out of bounds values: {run.out_of_bounds_count} FAILED")
             wrong = [(r.size, p.wrong) for r in run.rows for p in (r.out_of_place, r.in_place)
@@ -223,11 +329,11 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
                 problems.append(f"{tag}: #wrong > 0 at sizes {sorted({s for s, _ in wrong})[:5]}")
             if run.data_checked is False:
                 problems.append(f"{tag}: data check disabled (-c 0): #wrong is N/A, correctness unverified")
-            value = parse_nccl.peak_busbw(run, min_bytes)
+            value = finite(parse_nccl.peak_busbw(run, min_bytes))
             if value is None:
                 problems.append(f"{tag}: no out-of-place busbw at sizes >= {min_bytes} B")
             series.append({"file": tag, "rows": [
-                [r.size, r.out_of_place.busbw_gbps if r.out_of_place else None] for r in run.rows]})
+                [r.size, finite(r.out_of_place.busbw_gbps) if r.out_of_place else None] for r in run.rows]})
         if problems:
             check.status = FAIL
             check.reasons.extend(problems)
@@ -275,7 +381,44 @@ def judge_sysinfo(sys_dir: Path, nodes: list[str], ctx: dict[str, Any], models: 
 # ---------------------------------------------------------------------------------------------- fio
 
 
-def judge_fio_case(case_dir: Path, case: str, lab: bool) -> tuple[Check, list[float | None], dict[str, list[float]]]:
+def fio_job_problems(result: parse_fio.FioResult, meta: dict[str, Any]) -> list[str]:
+    """The job fio ran against the job the runner asked for (meta.json: profile, rw, directories): where it
+    read (a directory of this run's NFS scratch, never a local disk), what (a sequential read), how (block
+    size, direct I/O) and for how long (the asked runtime, not a fraction of it)."""
+    out: list[str] = []
+    profile = meta.get("profile") or {}
+    ran = result.options or {}
+    if not ran:
+        return ["fio printed no job options ('global options'): what ran cannot be compared with what was asked"]
+    rw = str(meta.get("rw") or "read")
+    if ran.get("rw") != rw:
+        out.append(f"fio ran rw={ran.get('rw')}, the case asked rw={rw}")
+    if "bs" in profile and str(ran.get("bs")) != str(profile["bs"]):
+        out.append(f"fio ran bs={ran.get('bs')}, the profile asks bs={profile['bs']}")
+    if "direct" in profile and str(ran.get("direct", "0")) != str(int(bool(profile["direct"]))):
+        out.append(f"fio ran direct={ran.get('direct', '0')}, the profile asks direct={int(bool(profile['direct']))}")
+    dirs = meta.get("directories")
+    if not isinstance(dirs, dict) or not dirs:
+        out.append("meta.json records no scratch directories: where fio was asked to read cannot be checked")
+    elif ran.get("directory") not in set(dirs.values()):
+        out.append(f"fio read {ran.get('directory')}, not a scratch directory of this run "
+                   f"({', '.join(sorted(set(dirs.values())))})")
+    runtime = finite(profile.get("runtime"))
+    if rw == "read" and runtime and runtime > 0:
+        if str(ran.get("runtime")) != str(int(runtime)) or str(ran.get("time_based")) != "1":
+            out.append(f"fio ran runtime={ran.get('runtime')} time_based={ran.get('time_based')}, the profile asks "
+                       f"{int(runtime)} s time-based")
+        for job in result.clients or result.jobs:
+            ms = job.read.runtime_ms if job.read else None
+            if ms is None or ms < runtime * 1000 * 0.9:
+                who = job.hostname or job.name
+                out.append(f"{who}: read phase lasted {ms} ms, {int(runtime)} s were asked")
+    return out
+
+
+@judge_guard("fio", lambda: ([], {}))
+def judge_fio_case(case_dir: Path, case: str, lab: bool, repeats: int | None = None
+                   ) -> tuple[Check, list[float | None], dict[str, list[float]]]:
     """Sanity of one fio case; returns (check, per-sample read MB/s, per-client read MB/s samples)."""
     meta = _load_meta(case_dir)
     check, ok = _case_preamble("fio", case, meta, lab)
@@ -284,7 +427,14 @@ def judge_fio_case(case_dir: Path, case: str, lab: bool) -> tuple[Check, list[fl
     if not ok:
         return check, values, per_client
     assert meta is not None
-    expected = meta.get("expected_clients") or {}
+    expected = meta.get("expected_clients")
+    early = repeats_problem(meta["samples"], repeats)
+    if not isinstance(expected, dict) or not expected:
+        early.append("meta.json names no expected clients: a missing client could not be noticed")
+        expected = {}
+    if early:
+        check.status = FAIL
+        check.reasons.extend(early)
     for sample in meta["samples"]:
         problems = _sample_problems(meta, sample)
         tag = sample.get("file")
@@ -300,15 +450,24 @@ def judge_fio_case(case_dir: Path, case: str, lab: bool) -> tuple[Check, list[fl
         value = None
         if result is not None:
             problems.extend(f"{tag}: {e}" for e in result.errors)
-            if expected:
-                got = parse_fio.client_bw(result)
-                missing = sorted(set(expected) - set(got))
-                if missing:
-                    problems.append(f"{tag}: client(s) missing from the results: "
-                                    + ", ".join(f"{expected[m]} ({m})" for m in missing))
-                for key, bw in got.items():
+            problems.extend(f"{tag}: {e}" for e in fio_job_problems(result, meta))
+            got = parse_fio.client_bw(result)
+            moved = parse_fio.client_io_bytes(result)
+            missing = sorted(set(expected) - set(got))
+            if missing:
+                problems.append(f"{tag}: client(s) missing from the results: "
+                                + ", ".join(f"{expected[m]} ({m})" for m in missing))
+            unknown = sorted(set(got) - set(expected))
+            if expected and unknown:
+                problems.append(f"{tag}: result(s) from client(s) nobody asked for: {', '.join(unknown)}")
+            for key in sorted(set(expected) & set(got)):
+                if not (finite(got[key]) or 0) > 0 or not (moved.get(key) or 0) > 0:
+                    problems.append(f"{tag}: {expected[key]} ({key}) read {moved.get(key, 0)} bytes: present "
+                                    "but moved no data")
+            for key, bw in got.items():
+                if finite(bw) is not None:
                     per_client.setdefault(expected.get(key, key), []).append(bw / 1e6)
-            total = parse_fio.total_bw(result, "read")
+            total = finite(parse_fio.total_bw(result, "read"))
             if total is None or total <= 0:
                 problems.append(f"{tag}: no read bandwidth in the result")
             else:
@@ -324,7 +483,67 @@ def judge_fio_case(case_dir: Path, case: str, lab: bool) -> tuple[Check, list[fl
 # ---------------------------------------------------------------------------------------------- DDP
 
 
-def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: bool
+def ddp_result_problems(doc: dict[str, Any], meta: dict[str, Any], mode: str, expected_world: int | None,
+                        lab: bool) -> list[str]:
+    """A training result against what was launched and against itself: every rank timed, step times real,
+    the throughput what batch x world x steps / time gives, GPUs and NCCL outside the lab, the nodes launched,
+    and a real-data sample that read the dataset it was given."""
+    out: list[str] = []
+    world = doc.get("world_size")
+    if expected_world is not None and world != expected_world:
+        out.append(f"world size {world}, expected {expected_world}")
+    steps = doc.get("steps")
+    timed = doc.get("step_times_s")
+    if not isinstance(timed, list):
+        return [*out, "no step times recorded"]
+    times = [finite(t) for t in timed]
+    if len(timed) < int(finite(steps) or 1):
+        out.append(f"{len(timed)} timed steps, expected {steps}")
+    if any(t is None or t <= 0 for t in times):
+        out.append("step times of zero, negative or not a number: the steps were not timed")
+    ranks = doc.get("rank_mean_step_s")
+    if not isinstance(ranks, list):
+        out.append("no per-rank step times (rank_mean_step_s): whether every rank trained cannot be checked")
+    elif isinstance(world, int) and len(ranks) != world:
+        out.append(f"step times from {len(ranks)} rank(s), world size {world}")
+    elif any((finite(r) or 0) <= 0 for r in ranks):
+        out.append("a rank recorded no step time")
+    value = finite(doc.get("samples_per_s"))
+    batch = finite(doc.get("batch_size_per_rank"))
+    if value is not None and batch and isinstance(world, int) and times and all(t and t > 0 for t in times):
+        implied = batch * world * len(times) / sum(t for t in times if t)
+        if not 0.95 <= value / implied <= 1.05:
+            out.append(f"samples/s {value:g} disagrees with batch {batch:g} x world {world} x {len(times)} steps / "
+                       f"{sum(t for t in times if t):g} s = {implied:g}")
+    if not lab and (doc.get("backend") != "nccl" or doc.get("device") != "cuda"):
+        out.append(f"trained with {doc.get('backend')} on {doc.get('device')}: an acceptance run trains on GPUs "
+                   "with NCCL")
+    launched = meta.get("nodes")
+    ran = doc.get("nodes")
+    if isinstance(launched, list) and isinstance(ran, list):
+        wanted = sorted(set(meta.get("node_hostnames") or launched))
+        if len(set(ran)) != len(set(launched)) or (meta.get("node_hostnames") and sorted(set(ran)) != wanted):
+            out.append(f"trained on {sorted(set(ran))}, launched on {wanted}")
+    else:
+        out.append("the result or meta.json does not name the nodes: what trained cannot be checked")
+    if doc.get("mode", mode) != mode:
+        out.append(f"result of a {doc.get('mode')} run recorded as {mode}")
+    training = meta.get("training")
+    if not isinstance(training, dict):
+        return [*out, f"meta.json 'training' is not the launch's training settings: {str(training)[:60]}"]
+    asked = training.get("dataset")
+    if mode == "real":
+        if "dataset" not in doc:
+            out.append("real-data result does not record the dataset it read")
+        elif asked and doc.get("dataset") != asked:
+            out.append(f"real-data run read {doc.get('dataset')}, the dataset asked for is {asked}")
+    elif doc.get("dataset"):
+        out.append(f"synthetic run records a dataset ({doc.get('dataset')})")
+    return out
+
+
+@judge_guard("ddp", lambda: ({},))
+def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: bool, repeats: int | None = None
                    ) -> tuple[Check, dict[str, list[float | None]]]:
     """Sanity of one DDP case (one node count); returns (check, {mode: per-sample samples/s})."""
     meta = _load_meta(case_dir)
@@ -336,6 +555,9 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
     if expected_world is None:
         expected_world = meta.get("expected_world_size")
     peer = _peer_problems(case_dir, meta)
+    for mode in ("synthetic", "real"):
+        peer += repeats_problem([x for x in meta["samples"] if str(x.get("mode") or "synthetic") == mode], repeats,
+                                f"{mode}-data samples")
     if peer:
         check.status = FAIL
         check.reasons.extend(peer)
@@ -353,16 +575,15 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
                 doc = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError) as exc:
                 problems.append(f"{tag}: unparseable: {exc}")
+            if doc is not None and not isinstance(doc, dict):
+                problems.append(f"{tag}: a JSON {type(doc).__name__}, not a training result object")
+                doc = None
         if doc is not None:
             if not doc.get("complete"):
-                problems.append(f"{tag}: training did not complete: {'; '.join(doc.get('errors') or []) or 'no reason'}")
-            if expected_world is not None and doc.get("world_size") != expected_world:
-                problems.append(f"{tag}: world size {doc.get('world_size')}, expected {expected_world}")
-            timed = doc.get("step_times_s") or []
-            if len(timed) < int(doc.get("steps") or 1):
-                problems.append(f"{tag}: {len(timed)} timed steps, expected {doc.get('steps')}")
-            value = doc.get("samples_per_s")
-            if not isinstance(value, (int, float)) or value <= 0:
+                problems.append(f"{tag}: training did not complete: {'; '.join(map(str, doc.get('errors') or [])) or 'no reason'}")
+            problems.extend(f"{tag}: {p}" for p in ddp_result_problems(doc, meta, mode, expected_world, lab))
+            value = finite(doc.get("samples_per_s"))
+            if value is None or value <= 0:
                 problems.append(f"{tag}: no throughput")
                 value = None
         if problems:
@@ -455,6 +676,7 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
                             reasons=[f"acceptance_baseline.path cannot be read: {exc}"]))
     raw = run_dir / "raw"
     models = ctx.get("dgx_models") or {}
+    repeats = _repeats(ctx)
 
     def enabled(stage: str) -> bool:
         return bool((stages.get(stage) or {}).get("enabled", False))
@@ -467,7 +689,8 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
         for case, case_nodes, kind in expected_nccl_cases(nodes):
             per_node = _ranks_per_node(ctx, case_nodes[0], models)
             expected = per_node * len(case_nodes) if per_node else None
-            sanity, samples, rows = judge_nccl_case(raw / "nccl" / case, case, case_nodes, expected, lab, min_bytes)
+            sanity, samples, rows = judge_nccl_case(raw / "nccl" / case, case, case_nodes, expected, lab, min_bytes,
+                                                    repeats, nccl_ceiling_gbps(ctx, case_nodes, lab))
             checks.append(sanity)
             series["nccl"][case] = rows
             metric = {"single": "nccl_single_node_busbw_gbps", "all": "nccl_multi_node_busbw_gbps",
@@ -477,13 +700,13 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     if enabled("fio"):
         node_values: dict[str, float | None] = {}
         for n in nodes:
-            sanity, samples, _clients = judge_fio_case(raw / "fio" / f"node-{n}", f"node-{n}", lab)
+            sanity, samples, _clients = judge_fio_case(raw / "fio" / f"node-{n}", f"node-{n}", lab, repeats)
             checks.append(sanity)
             perf = _perf_check(ctx, "fio_node_read_MBps", n, samples, sanity.status == PASS, lab, baseline,
                                f"node-{n}")
             checks.append(perf)
             node_values[n] = perf.value
-        sanity, samples, clients = judge_fio_case(raw / "fio" / "aggregate", "aggregate", lab)
+        sanity, samples, clients = judge_fio_case(raw / "fio" / "aggregate", "aggregate", lab, repeats)
         checks.append(sanity)
         checks.append(_perf_check(ctx, "fio_aggregate_read_MBps", None, samples, sanity.status == PASS, lab,
                                   baseline, "aggregate"))
@@ -508,6 +731,15 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     failed = [c.label for c in checks if c.status == FAIL]
     status = FAIL if failed or not any(c.kind == "performance" and c.status != FAIL for c in checks) else PASS
     return Verdict(status=status, checks=checks, failed=failed, lab_standins=lab, series=series)
+
+
+def _repeats(ctx: dict[str, Any]) -> int | None:
+    """validation_repeats of the run (context.json), or None when it is not a positive number."""
+    try:
+        value = int(ctx.get("validation_repeats") or 0)
+    except (TypeError, ValueError):
+        return None
+    return value if value > 0 else None
 
 
 def _ranks_per_node(ctx: dict[str, Any], node: str, models: dict[str, Any], stage: str = "nccl") -> int | None:
@@ -540,7 +772,8 @@ def _judge_ddp(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool, 
     throughput: dict[int, dict[str, tuple[float | None, bool]]] = {}
     for count in counts:
         case = f"n{count}"
-        sanity, per_mode = judge_ddp_case(ddp_dir / case, case, per_node * count if per_node else None, lab)
+        sanity, per_mode = judge_ddp_case(ddp_dir / case, case, per_node * count if per_node else None, lab,
+                                          _repeats(ctx))
         checks.append(sanity)
         ok = sanity.status == PASS
         throughput[count] = {}

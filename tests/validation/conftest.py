@@ -43,43 +43,66 @@ def write_case(run: Path, stage: str, case: str, files: dict[str, str], meta: di
     return d
 
 
+REPEATS = 5  # inventories/production validation_repeats: every case holds that many samples
+# What the fio runner recorded as asked for the captured fio fixtures (their "global options"): the captures
+# ran a plain sequential read of /tmp/fiox/d2 with psync, buffered, whole file set.
+FIO_ASKED = {"rw": "read", "profile": {"bs": "1M", "direct": 0, "runtime": 0}}
+
+
 def ddp_doc(mode: str, world: int, samples_per_s: float, steps: int = 50) -> str:
     step = 256 * world / samples_per_s
     return json.dumps({"mode": mode, "model": "resnet50", "backend": "nccl", "device": "cuda", "world_size": world,
                        "nodes": NODES[: world // 8], "batch_size_per_rank": 256, "global_batch": 256 * world,
                        "steps": steps, "warmup_steps": 10, "complete": True, "errors": [],
-                       "step_times_s": [step] * steps, "samples_per_s": samples_per_s})
+                       "step_times_s": [step] * steps, "rank_mean_step_s": [step] * world,
+                       "samples_per_s": samples_per_s,
+                       "dataset": DDP_DATASET if mode == "real" else None})
+
+
+DDP_DATASET = "/mnt/training/.validation-dataset"
+
+
+def repeated(text: str, ext: str, n: int = REPEATS) -> dict[str, str]:
+    return {f"r{k}.{ext}": text for k in range(1, n + 1)}
+
+
+def fio_node_meta(node: str) -> dict:
+    """meta.json of a healthy per-node fio case (what the runner records as asked)."""
+    return dict(FIO_ASKED, expected_clients={f"{ADDR[node]}:8765": node}, directories={node: "/tmp/fiox/d2"})
 
 
 def build_production_run(run: Path) -> None:
-    """A complete, passing production run: 4 DGX A100, nccl + fio + ddp, two samples each."""
+    """A complete, passing production run: 4 DGX A100, nccl + fio + ddp, validation_repeats samples each."""
     for n in NODES:
         write_case(run, "sysinfo", n, {"topo.txt": fixture_text("topo/dgx_a100_topo_m.txt"),
                                        "ibstat.txt": fixture_text("topo/dgx_a100_ibstat.txt")}, {"nodes": [n]})
     single = fixture_text("nccl/single_node_dgx_a100.log")
     for n in NODES:
         text = _rename_hosts(single, [n] * 8)
-        write_case(run, "nccl", f"single-{n}", {"r1.log": text, "r2.log": text},
+        write_case(run, "nccl", f"single-{n}", repeated(text, "log"),
                    {"nodes": [n], "expected_ranks": 8, "engine": "direct"})
     four = _rename_hosts(fixture_text("nccl/four_nodes_old_error_column.log"), NODES)
-    write_case(run, "nccl", "all", {"r1.log": four, "r2.log": four},
-               {"nodes": NODES, "expected_ranks": 32, "engine": "mpirun"})
+    write_case(run, "nccl", "all", repeated(four, "log"), {"nodes": NODES, "expected_ranks": 32, "engine": "mpirun"})
     two = fixture_text("nccl/two_nodes_mpirun_tag_output.log")
     for a, b in ring_pairs(NODES):
         text = _rename_hosts(two, [a, b]).replace("dgx01:", f"{a}:").replace("dgx02:", f"{b}:")
-        write_case(run, "nccl", f"pair-{a}-{b}", {"r1.log": text}, {"nodes": [a, b], "expected_ranks": 16})
+        write_case(run, "nccl", f"pair-{a}-{b}", repeated(text, "log"), {"nodes": [a, b], "expected_ranks": 16})
     agg = fixture_text("fio/client_server_4dgx_production.json")
-    write_case(run, "fio", "aggregate", {"r1.json": agg, "r2.json": agg},
-               {"expected_clients": {f"{ADDR[n]}:8765": n for n in NODES}})
+    write_case(run, "fio", "aggregate", repeated(agg, "json"),
+               dict(FIO_ASKED, expected_clients={f"{ADDR[n]}:8765": n for n in NODES},
+                    directories={n: "/tmp/fiox/d2" for n in NODES}))
     one = fixture_text("fio/client_server_1dgx_production.json")
     for n in NODES:
         text = one.replace(ADDR["dgx01"], ADDR[n])
-        write_case(run, "fio", f"node-{n}", {"r1.json": text}, {"expected_clients": {f"{ADDR[n]}:8765": n}})
+        write_case(run, "fio", f"node-{n}", repeated(text, "json"),
+                   dict(FIO_ASKED, expected_clients={f"{ADDR[n]}:8765": n}, directories={n: "/tmp/fiox/d2"}))
     for count, syn, real in ((1, 16500.0, 16210.0), (4, 63800.0, 62950.0)):
         world = 8 * count
-        files = {f"{m}-r1.json": ddp_doc(m, world, v) for m, v in (("synthetic", syn), ("real", real))}
+        files = {f"{m}-r{k}.json": ddp_doc(m, world, v) for m, v in (("synthetic", syn), ("real", real))
+                 for k in range(1, REPEATS + 1)}
         samples = [{"file": f, "rc": 0, "timed_out": False, "mode": f.split("-")[0]} for f in files]
-        write_case(run, "ddp", f"n{count}", files, {"nodes": NODES[:count], "expected_world_size": world},
+        write_case(run, "ddp", f"n{count}", files,
+                   {"nodes": NODES[:count], "expected_world_size": world, "training": {"dataset": DDP_DATASET}},
                    samples=samples)
 
 

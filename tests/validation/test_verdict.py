@@ -6,7 +6,7 @@ import copy
 import json
 
 import pytest
-from conftest import ADDR, NODES, ddp_doc, fixture_text
+from conftest import ADDR, NODES, ddp_doc, fio_node_meta, fixture_text, repeated
 
 from validation.verdict import FAIL, PASS, evaluate
 
@@ -22,7 +22,7 @@ def test_complete_production_run_passes(production_run, production_ctx):
     assert checks["fio_node_read_MBps[dgx01]"].value == pytest.approx(4712.0)
     assert checks["nccl_multi_node_busbw_gbps"].value == pytest.approx(191.23)
     single = checks["nccl_single_node_busbw_gbps[dgx03]"]
-    assert single.samples == [pytest.approx(237.94)] * 2 and single.spread_pct == 0.0
+    assert single.samples == [pytest.approx(237.94)] * 5 and single.spread_pct == 0.0
     assert checks["ddp_scaling_efficiency"].value == pytest.approx(63800 / (4 * 16500))
 
 
@@ -135,7 +135,7 @@ def test_ddp_world_size_mismatch(production_run, production_ctx, replace_case):
 def test_outlier_node_fails(production_run, production_ctx, replace_case):
     text = fixture_text("fio/client_server_1dgx_production.json").replace(ADDR["dgx01"], ADDR["dgx03"])
     slow = text.replace('"bw_bytes": 4712000000', '"bw_bytes": 4505000000')
-    replace_case(production_run, "fio", "node-dgx03", {"r1.json": slow}, {"expected_clients": {}})
+    replace_case(production_run, "fio", "node-dgx03", repeated(slow, "json"), fio_node_meta("dgx03"))
     v = evaluate(production_run, production_ctx)
     # 4505 MB/s is above the 4500 ceiling, but 4.4% behind the best node: within 5% -> pass
     assert "fio_node_read_MBps[dgx03]" not in v.failed
@@ -147,7 +147,7 @@ def test_outlier_node_fails(production_run, production_ctx, replace_case):
 def test_below_derived_ceiling_fails(production_run, production_ctx, replace_case):
     text = fixture_text("fio/client_server_1dgx_production.json").replace('"bw_bytes": 4712000000',
                                                                           '"bw_bytes": 4400000000')
-    replace_case(production_run, "fio", "node-dgx01", {"r1.json": text}, {"expected_clients": {}})
+    replace_case(production_run, "fio", "node-dgx01", repeated(text, "json"), fio_node_meta("dgx01"))
     assert_fails(evaluate(production_run, production_ctx), "fio_node_read_MBps[dgx01]", "< ceiling 4500",
                  "min(dgx01 100 Gb/s, f800-1/40gige-1 40 Gb/s)")
 

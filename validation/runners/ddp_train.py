@@ -195,7 +195,8 @@ def main() -> None:
                    "world_size": world, "nodes": sorted(set(hosts)), "batch_size_per_rank": args.batch_size,
                    "global_batch": args.batch_size * world, "steps": args.steps,
                    "warmup_steps": args.warmup_steps, "image_size": args.image_size,
-                   "lab_standin": not cuda, "torch": torch.__version__, "complete": False, "errors": []}
+                   "lab_standin": not cuda, "torch": torch.__version__, "complete": False, "errors": [],
+                   "dataset": args.dataset if mode == "real" else None}
             if mode == "real" and not args.dataset:
                 doc["errors"].append("mode real needs --dataset")
                 times: list[float] = []

@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [args.fio, "--output-format=json"]
     expected = {}
     clients = []
+    directories = {}
     rw = "write" if args.phase == "layout" else "read"
     for spec in args.client:
         node, address, scratch = spec.split("=", 2)
@@ -135,8 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         cmd += [f"--client=ip:{host},{port}", jobpath]
         expected[f"{host}:{port}"] = node
         clients.append(node)
+        directories[node] = scratch
     init_meta(args.out_dir, stage="fio", case=args.case, kind=args.phase, nodes=clients, expected_clients=expected,
-              engine="fio-client/server", command=cmd,
+              engine="fio-client/server", command=cmd, rw=rw, directories=directories,
               profile={"bs": args.bs, "size_per_job": args.size_per_job, "numjobs": args.numjobs,
                        "iodepth": args.iodepth, "ioengine": args.ioengine, "direct": args.direct,
                        "runtime": args.runtime, "drop_client_caches": bool(args.drop_caches)})
