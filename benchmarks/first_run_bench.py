@@ -7,7 +7,7 @@
 Full mode: a fresh clone of this repository's HEAD in a temporary directory, then, timed one by one:
 install (scripts/install.sh), image build (`python -m lab build`; `--cold`: into an empty image cache,
 else the cache `lab up` uses), boot (`python -m lab up`), the whole `site.yml` (each stage from its plays'
-task timings: the ansible.posix.profile_tasks callback that ansible.cfg enables), each validation case (the
+task timings: the ansible.posix.profile_tasks callback, enabled for these runs), each validation case (the
 run's raw meta.json: launcher wall time per sample), and the no-op re-run (`site.yml --skip-tags validate`
 on the converged lab) with its ratio to the first converge of the same stages (issue target: <= 0.3).
 The clone's lab uses the inventory's ports, so a developers' lab must be down first (`python -m lab down`);
@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PLAY = re.compile(r"^PLAY \[(?P<name>.*)\] \*+$")
 # profile_tasks: "Monday 23 November 2026  22:51:06 +0000 (0:00:00.045)       0:00:00.045 *******"
 STAMP = re.compile(r"^\w+ \d+ \w+ \d{4}\s+[\d:]+ [+-]\d{4} \((?P<last>[\d:.]+)\)\s+(?P<total>[\d:.]+) \*+\s*$")
+# Per-task timestamps and the slowest tasks at the end (enabled per run, not in ansible.cfg: it prints on
+# stdout, which would corrupt a site's ANSIBLE_STDOUT_CALLBACK=json output).
+TIMING_CALLBACK = "ansible.posix.profile_tasks"
 STAGES = ("Preflight", "Storage", "Fabric", "Compute", "Containers", "Validate")
 
 
@@ -81,7 +84,8 @@ def stage_times(log: str) -> StageTimes:
             open_stage = stage
             last_total = total
     if not seen:
-        raise ValueError("no ansible.posix.profile_tasks timestamps in the log: enable the callback (ansible.cfg)")
+        raise ValueError("no ansible.posix.profile_tasks timestamps in the log: run with "
+                         "ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks")
     recap = re.search(r"^\w+ \d+ \w+ \d{4}\s+[\d:]+ [+-]\d{4} \([\d:.]+\)\s+(?P<total>[\d:.]+) \*+\s*\n=+",
                       log, re.M)
     out.total = _seconds(recap["total"]) if recap else last_total
@@ -150,7 +154,7 @@ def full(args: argparse.Namespace) -> int:
     clone = work / "clone"
     logs = work / "logs"
     logs.mkdir()
-    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0")
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_CALLBACKS_ENABLED=TIMING_CALLBACK)
     env.pop("VIRTUAL_ENV", None)
     if args.cold:
         env["LAB_CACHE_DIR"] = str(work / "image-cache")
