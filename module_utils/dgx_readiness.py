@@ -92,6 +92,10 @@ class Expectations:
     driver_version: str
     nic_mtu: dict[str, int] = field(default_factory=dict)
     sysctl: dict[str, str] = field(default_factory=dict)
+    # The compute-fabric HCAs by name (dgx_models[*].compute_hcas). A DGX A100 lists 10 or 12 mlx5 devices:
+    # 8 single-port ConnectX-6 for the compute fabric and 1 or 2 dual-port storage ConnectX-6, whose ports
+    # may be Ethernet or unused. Only the compute ones are counted, Active at the HDR rate, and given to NCCL.
+    compute_hcas: list[str] = field(default_factory=list)
 
     @classmethod
     def from_inventory(cls, model: dict[str, Any], driver_version: str, storage_nics: list[dict[str, Any]],
@@ -100,7 +104,8 @@ class Expectations:
                    hcas=int(model.get("hcas", 0)), hca_rate_gbps=int(model.get("hca_rate_gbps", 0)),
                    nvswitch=bool(model.get("nvswitch", False)), driver_version=str(driver_version or ""),
                    nic_mtu={str(n["name"]): int(n.get("mtu", 1500)) for n in storage_nics},
-                   sysctl={str(k): normalize_sysctl(v) for k, v in (sysctl or {}).items()})
+                   sysctl={str(k): normalize_sysctl(v) for k, v in (sysctl or {}).items()},
+                   compute_hcas=[str(h) for h in model.get("compute_hcas") or []])
 
 
 # ---------------------------------------------------------------------------------------------- parsing
@@ -207,29 +212,23 @@ def evaluate(facts: DgxFacts, want: Expectations) -> list[Check]:
     else:
         checks.append(Check("nvidia_fabricmanager", NOT_APPLICABLE, "not required", facts.fabricmanager,
                             "the node model has no NVSwitch"))
-    if want.gpus > 0 and want.hcas > 0:
-        loaded = "nvidia_peermem" in facts.modules
-        old = "nv_peer_mem" in facts.modules
-        checks.append(_check("nvidia_peermem", loaded and not old, "nvidia_peermem loaded, nv_peer_mem not",
-                             [m for m in ("nvidia_peermem", "nv_peer_mem") if m in facts.modules],
-                             "GPUDirect RDMA for NCCL" + ("; unload the old nv_peer_mem" if old else "")))
-    else:
-        checks.append(Check("nvidia_peermem", NOT_APPLICABLE, "not required",
-                            [m for m in ("nvidia_peermem", "nv_peer_mem") if m in facts.modules],
-                            "the node model has no GPU + HCA pair"))
+    checks.append(peer_memory_check(want, facts))
+    compute, why = compute_hca_set(want, facts.hcas)
     if facts.hca_probe.error:
         checks.append(Check("hca_count", FAIL, want.hcas, None, f"ibstat failed: {facts.hca_probe.error}"))
     else:
-        checks.append(_check("hca_count", len(facts.hcas) == want.hcas, want.hcas, len(facts.hcas),
-                             "" if facts.hca_probe.present else "ibstat not installed: 0 HCAs"))
+        missing = [n for n in want.compute_hcas if n not in {h.name for h in facts.hcas}]
+        detail = (f"compute HCA(s) missing: {', '.join(missing)}" if missing else why) if facts.hca_probe.present \
+            else "ibstat not installed: 0 HCAs"
+        checks.append(_check("hca_count", len(compute) == want.hcas and not missing, want.hcas, len(compute), detail))
     if want.hcas > 0:
-        ports = [(h.name, p) for h in facts.hcas for p in h.ports]
+        ports = [(h.name, p) for h in compute for p in h.ports]
         not_active = [f"{name}/{p.number}:{p.state}" for name, p in ports if p.state != "Active"]
         checks.append(_check("hca_state", bool(ports) and not not_active, "Active", not_active or "all Active",
-                             "" if ports else "no HCA port found"))
+                             "" if ports else "no compute HCA port found"))
         slow = [f"{name}/{p.number}:{p.rate_gbps}" for name, p in ports if p.rate_gbps != want.hca_rate_gbps]
         checks.append(_check("hca_rate", bool(ports) and not slow, want.hca_rate_gbps,
-                             slow or want.hca_rate_gbps, "" if ports else "no HCA port found"))
+                             slow or want.hca_rate_gbps, "" if ports else "no compute HCA port found"))
     else:
         checks.append(Check("hca_state", NOT_APPLICABLE, "none", None, "the node model has no HCAs"))
         checks.append(Check("hca_rate", NOT_APPLICABLE, "none", None, "the node model has no HCAs"))
@@ -242,6 +241,51 @@ def evaluate(facts: DgxFacts, want: Expectations) -> list[Check]:
         checks.append(_check(f"sysctl:{key}", actual is not None and normalize_sysctl(actual) == value, value,
                              actual, "key not found (module not loaded?)" if actual is None else ""))
     return checks
+
+
+def compute_hca_set(want: Expectations, hcas: list[Hca]) -> tuple[list[Hca], str]:
+    """The compute-fabric HCAs among those ibstat lists: the model's compute_hcas by name; without names,
+    every adapter whose ports are all InfiniBand (a storage card in Ethernet mode is left out; one in
+    InfiniBand mode cannot be told apart: name the compute HCAs in dgx_models)."""
+    if want.compute_hcas:
+        wanted = set(want.compute_hcas)
+        return [h for h in hcas if h.name in wanted], ""
+    ib = [h for h in hcas if h.ports and all(p.link_layer in ("InfiniBand", "") for p in h.ports)]
+    return ib, "compute HCAs not named in dgx_models: every InfiniBand adapter counted"
+
+
+def driver_branch(version: str) -> int | None:
+    """The driver branch (major version) of '535.183.01', or None."""
+    head = str(version or "").split(".")[0]
+    return int(head) if head.isdigit() else None
+
+
+# nvidia_peermem ships with the NVIDIA driver from R465 on; before it, GPUDirect RDMA comes from MLNX_OFED's
+# nv_peer_mem (DGX OS 5 built the DeepOps way still loads nv_peer_mem on R470). Exactly one may be loaded.
+PEERMEM_IN_DRIVER_FROM = 465
+
+
+def peer_memory_check(want: Expectations, facts: DgxFacts) -> Check:
+    """GPUDirect RDMA for NCCL: nvidia_peermem or nv_peer_mem according to the driver branch, never both."""
+    loaded = [m for m in ("nvidia_peermem", "nv_peer_mem") if m in facts.modules]
+    if not (want.gpus > 0 and want.hcas > 0):
+        return Check("peer_memory", NOT_APPLICABLE, "not required", loaded, "the node model has no GPU + HCA pair")
+    branch = driver_branch(want.driver_version)
+    accepted = ["nv_peer_mem"] if branch is not None and branch < PEERMEM_IN_DRIVER_FROM \
+        else ["nvidia_peermem", "nv_peer_mem"]
+    expected = " or ".join(accepted) + " (exactly one)"
+    if len(loaded) == 1 and loaded[0] in accepted:
+        return Check("peer_memory", PASS, expected, loaded, "")
+    if len(loaded) > 1:
+        fix = "both GPUDirect RDMA modules are loaded: unload nv_peer_mem (rmmod nv_peer_mem) and keep nvidia_peermem"
+    elif loaded:
+        fix = (f"{loaded[0]} does not exist for driver {want.driver_version} (R{branch}): "
+               "install MLNX_OFED's nv_peer_mem (modprobe nv_peer_mem)")
+    else:
+        fix = ("no GPUDirect RDMA module: NCCL falls back to host memory; "
+               + ("modprobe nvidia_peermem (DGX OS 6: nvidia-peermem-loader)" if "nvidia_peermem" in accepted
+                  else "modprobe nv_peer_mem (MLNX_OFED)"))
+    return Check("peer_memory", FAIL, expected, loaded, fix)
 
 
 def failures(checks: list[Check]) -> list[Check]:

@@ -663,6 +663,12 @@ def rule_node_model(site: Site) -> list[Problem]:
                 out.append(Problem(site.label(host, var), var, expected,
                                    f"disagrees with dgx_model {name} ({model.get(key)} {key.upper()})",
                                    f"remove {var} or correct dgx_model"))
+        names = model.get("compute_hcas")
+        if isinstance(names, list) and is_int(model.get("hcas")) and (len(names) != model["hcas"]
+                                                                      or len(set(names)) != len(names)):
+            out.append(Problem(site.label(host, "dgx_models"), f"dgx_models.{name}.compute_hcas", names,
+                               f"must name {model['hcas']} distinct compute HCAs (hcas: {model['hcas']})",
+                               "list each compute-fabric mlx5 device once, as ibstat names it, or fix hcas"))
         rate = site.var(host, "ib_rate_gbps")
         if is_int(model.get("hcas")) and model["hcas"] > 0 and is_int(rate) and rate != model.get("hca_rate_gbps"):
             out.append(Problem(site.label(host, "ib_rate_gbps"), "ib_rate_gbps", rate,

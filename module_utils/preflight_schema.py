@@ -334,6 +334,9 @@ DGX_MODEL = Dict(fields={
     "hcas": Field(Int(0, 16)),
     "hca_rate_gbps": Field(Enum(choices=(0, 100, 200, 400))),
     "nvswitch": Field(Bool()),
+    # the compute-fabric HCAs by name (a DGX A100 also lists 1 or 2 dual-port storage ConnectX-6)
+    "compute_hcas": Field(ListOf(Str(hint="an mlx5 device name as ibstat prints it, e.g. mlx5_0"), max_len=16),
+                          required=False),
 })
 
 EXPORT = Dict(fields={

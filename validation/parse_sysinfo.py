@@ -117,10 +117,18 @@ def parse_ibstat(text: str) -> list[IbPort]:
     return ports
 
 
-def ib_port_problems(ports: list[IbPort], expected_hcas: int, rate_gbps: int) -> list[str]:
-    """What is wrong with the InfiniBand ports against the node model (empty when all is well)."""
-    ib = [p for p in ports if p.link_layer == "InfiniBand"]
+def ib_port_problems(ports: list[IbPort], expected_hcas: int, rate_gbps: int,
+                     compute: list[str] | None = None) -> list[str]:
+    """What is wrong with the compute-fabric ports against the node model (empty when all is well): the
+    model's compute HCAs by name when it names them (a DGX A100's storage adapters are not compute HCAs,
+    whatever their link layer), else every InfiniBand port."""
     problems = []
+    if compute:
+        present = {p.ca for p in ports}
+        problems += [f"{name}: compute HCA missing from ibstat" for name in compute if name not in present]
+        ib = [p for p in ports if p.ca in set(compute)]
+    else:
+        ib = [p for p in ports if p.link_layer == "InfiniBand"]
     good = [p for p in ib if p.active and p.rate_gbps == rate_gbps]
     for p in ib:
         if not p.active:
@@ -128,5 +136,5 @@ def ib_port_problems(ports: list[IbPort], expected_hcas: int, rate_gbps: int) ->
         elif p.rate_gbps != rate_gbps:
             problems.append(f"{p.ca} port {p.port}: rate {p.rate_gbps} Gb/s, expected {rate_gbps}")
     if len(good) < expected_hcas:
-        problems.insert(0, f"{len(good)} InfiniBand ports Active at {rate_gbps} Gb/s, expected {expected_hcas}")
+        problems.insert(0, f"{len(good)} compute HCA ports Active at {rate_gbps} Gb/s, expected {expected_hcas}")
     return problems

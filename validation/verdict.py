@@ -361,7 +361,8 @@ def judge_sysinfo(sys_dir: Path, nodes: list[str], ctx: dict[str, Any], models: 
         try:
             ports = parse_ibstat((case_dir / "ibstat.txt").read_text(encoding="utf-8", errors="replace"))
             problems += ib_port_problems(ports, int(model.get("hcas") or 0),
-                                         int(model.get("hca_rate_gbps") or ctx.get("ib_rate_gbps") or 0))
+                                         int(model.get("hca_rate_gbps") or ctx.get("ib_rate_gbps") or 0),
+                                         [str(n) for n in model.get("compute_hcas") or []])
         except (OSError, SysinfoParseError) as exc:
             problems.append(f"ibstat: {exc}")
         try:

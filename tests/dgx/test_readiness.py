@@ -34,11 +34,12 @@ def prod_expectations() -> Expectations:
                                        PROD_NICS, PROD["dgx_sysctl"])
 
 
-def healthy_dgx(gpus: str = "nvidia-smi-8.csv", ibstat: str = "ibstat-8-active.txt") -> DgxFacts:
+def healthy_dgx(gpus: str = "nvidia-smi-8.csv", ibstat: str = "ibstat-10-dgx-a100.txt") -> DgxFacts:
     return DgxFacts(
         gpus=parse_nvidia_smi(fixture_text(gpus)), gpu_probe=ToolResult(present=True),
         hcas=parse_ibstat(fixture_text(ibstat)), hca_probe=ToolResult(present=True),
-        fabricmanager="active", modules=["mlx5_core", "nvidia", "nvidia_peermem"],
+        # driver 450 (the production pin): GPUDirect RDMA through MLNX_OFED's nv_peer_mem
+        fabricmanager="active", modules=["mlx5_core", "nvidia", "nv_peer_mem"],
         nic_mtu={"enp225s0f0": 9000},
         # /proc/sys prints tcp_rmem with tabs: the comparison normalizes whitespace.
         sysctl={k: "\t".join(str(v).split()) for k, v in PROD["dgx_sysctl"].items()},
@@ -73,7 +74,7 @@ def test_healthy_production_dgx_passes_every_check():
     checks = evaluate(healthy_dgx(), prod_expectations())
     assert failures(checks) == []
     assert {c.status for c in checks} == {PASS}
-    assert {"gpu_count", "gpu_model", "driver_version", "nvidia_fabricmanager", "nvidia_peermem", "hca_count",
+    assert {"gpu_count", "gpu_model", "driver_version", "nvidia_fabricmanager", "peer_memory", "hca_count",
             "hca_state", "hca_rate", "mtu:enp225s0f0", "sysctl:net.ipv4.tcp_rmem"} <= set(by_name(checks))
 
 
@@ -107,15 +108,41 @@ def test_wrong_driver_model_and_stopped_fabricmanager_fail():
     assert failed == {"driver_version", "gpu_model", "nvidia_fabricmanager"}
 
 
-def test_old_nv_peer_mem_is_refused():
+def test_peer_memory_module_follows_the_driver_branch():
+    # R450 (before R465): only MLNX_OFED's nv_peer_mem exists
     facts = healthy_dgx()
-    facts.modules = ["nv_peer_mem", "nvidia"]
-    check = by_name(evaluate(facts, prod_expectations()))["nvidia_peermem"]
-    assert check.status == FAIL and check.actual == ["nv_peer_mem"]
+    assert by_name(evaluate(facts, prod_expectations()))["peer_memory"].status == PASS
+    facts.modules = ["nvidia", "nvidia_peermem"]
+    check = by_name(evaluate(facts, prod_expectations()))["peer_memory"]
+    assert check.status == FAIL and "does not exist for driver 450" in check.detail
+    # R535: either module, exactly one
+    r535 = prod_expectations()
+    r535.driver_version = "535.183.01"
+    for loaded in (["nvidia_peermem"], ["nv_peer_mem"]):
+        facts.modules = ["nvidia", *loaded]
+        assert by_name(evaluate(facts, r535))["peer_memory"].status == PASS, loaded
+    facts.modules = ["nvidia", "nvidia_peermem", "nv_peer_mem"]
+    assert "unload nv_peer_mem" in by_name(evaluate(facts, r535))["peer_memory"].detail
+    facts.modules = ["nvidia"]
+    check = by_name(evaluate(facts, r535))["peer_memory"]
+    assert check.status == FAIL and "no GPUDirect RDMA module" in check.detail
+
+
+def test_a_dgx_a100_with_storage_adapters_passes_on_its_compute_hcas():
+    # 10 mlx5 devices: 8 compute HCAs (InfiniBand, 200) and the two storage functions mlx5_4/mlx5_5 (Ethernet, 100)
+    checks = by_name(evaluate(healthy_dgx(), prod_expectations()))
+    assert all(checks[n].status == PASS for n in ("hca_count", "hca_state", "hca_rate")), checks
+    assert checks["hca_count"].actual == 8
+
+
+def test_a_missing_compute_hca_is_named():
+    # the 8-device layout (mlx5_0..7) lacks the compute HCAs mlx5_8 and mlx5_9
+    check = by_name(evaluate(healthy_dgx(ibstat="ibstat-8-active.txt"), prod_expectations()))["hca_count"]
+    assert check.status == FAIL and "mlx5_8, mlx5_9" in check.detail
 
 
 def test_down_hca_and_slow_rate_fail():
-    checks = by_name(evaluate(healthy_dgx(ibstat="ibstat-one-down.txt"), prod_expectations()))
+    checks = by_name(evaluate(healthy_dgx(ibstat="ibstat-10-one-down.txt"), prod_expectations()))
     assert checks["hca_count"].status == PASS
     assert checks["hca_state"].status == FAIL and checks["hca_state"].actual == ["mlx5_3/1:Down"]
     assert checks["hca_rate"].status == FAIL and checks["hca_rate"].actual == ["mlx5_3/1:10"]

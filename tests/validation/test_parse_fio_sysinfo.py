@@ -55,7 +55,7 @@ def test_ibstat_healthy_and_degraded():
     assert len(ok) == 12 and parse_sysinfo.ib_port_problems(ok, 8, 200) == []
     bad = parse_sysinfo.parse_ibstat(fixture_text("topo/dgx_a100_ibstat_degraded.txt"))
     problems = parse_sysinfo.ib_port_problems(bad, 8, 200)
-    assert problems[0].startswith("6 InfiniBand ports Active")
+    assert problems[0].startswith("6 compute HCA ports Active")
     assert any("mlx5_9" in p and "Polling" in p for p in problems)
 
 

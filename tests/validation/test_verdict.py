@@ -172,7 +172,7 @@ def test_degraded_hca_fails_the_node(production_run, production_ctx, replace_cas
     replace_case(production_run, "sysinfo", "dgx02", {"topo.txt": fixture_text("topo/dgx_a100_topo_m.txt"),
                                                      "ibstat.txt": fixture_text("topo/dgx_a100_ibstat_degraded.txt")},
                  {"nodes": ["dgx02"]})
-    assert_fails(evaluate(production_run, production_ctx), "fabric_sanity[dgx02]", "6 InfiniBand ports Active",
+    assert_fails(evaluate(production_run, production_ctx), "fabric_sanity[dgx02]", "6 compute HCA ports Active",
                  "mlx5_9 port 1: state Down/Polling")
 
 
