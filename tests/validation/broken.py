@@ -11,6 +11,7 @@ results that disagree with themselves or the launch, repeats not counted, inputs
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import sys
@@ -23,9 +24,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conftest import ADDR, NODES, build_production_run  # noqa: E402
+def _run_builder():
+    """tests/validation/conftest.py (the healthy run builder), loaded under its own name: other test
+    directories' conftest modules are also called 'conftest'."""
+    name = "validation_run_builder"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / "conftest.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_builder = _run_builder()
+ADDR, NODES, build_production_run = _builder.ADDR, _builder.NODES, _builder.build_production_run
+fixture_text, repeated = _builder.fixture_text, _builder.repeated
 
 from validation.context import context_from_inventory  # noqa: E402
 from validation.parse_nccl import strip_prefix  # noqa: E402

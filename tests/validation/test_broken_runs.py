@@ -8,8 +8,7 @@ import json
 from collections import Counter
 
 import pytest
-from broken import CASES, judge
-from conftest import ROOT, fixture_text, repeated
+from broken import CASES, ROOT, fixture_text, judge, repeated
 
 from validation.context import context_from_inventory
 from validation.parse_nccl import parse
