@@ -139,24 +139,25 @@ def client_key(job: FioJob) -> str:
     return f"{job.hostname}:{job.port}" if job.port is not None else str(job.hostname)
 
 
-def client_bw(result: FioResult, direction: str = "read") -> dict[str, int]:
-    """Bandwidth (bytes/s) per client 'address:port' (summed when a client ran several jobs)."""
+def _per_client(result: FioResult, direction: str, field_name: str) -> dict[str, int]:
+    """A Direction field per client 'address:port', summed over the client's jobs."""
     per: dict[str, int] = {}
     for job in result.clients:
         d = getattr(job, direction)
-        if d and d.bw_bytes is not None and job.hostname:
-            per[client_key(job)] = per.get(client_key(job), 0) + d.bw_bytes
+        value = getattr(d, field_name) if d else None
+        if value is not None and job.hostname:
+            per[client_key(job)] = per.get(client_key(job), 0) + value
     return per
+
+
+def client_bw(result: FioResult, direction: str = "read") -> dict[str, int]:
+    """Bandwidth (bytes/s) per client 'address:port' (summed when a client ran several jobs)."""
+    return _per_client(result, direction, "bw_bytes")
 
 
 def client_io_bytes(result: FioResult, direction: str = "read") -> dict[str, int]:
     """Bytes moved per client 'address:port' (summed over its jobs)."""
-    per: dict[str, int] = {}
-    for job in result.clients:
-        d = getattr(job, direction)
-        if d and d.io_bytes is not None and job.hostname:
-            per[client_key(job)] = per.get(client_key(job), 0) + d.io_bytes
-    return per
+    return _per_client(result, direction, "io_bytes")
 
 
 def total_bw(result: FioResult, direction: str = "read") -> int | None:
