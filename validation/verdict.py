@@ -255,6 +255,47 @@ def nccl_table_problems(run: parse_nccl.NcclRun, ceiling_gbps: float | None, lab
     return out
 
 
+_ASKED_FLAGS = {"-b": "min_bytes", "--minbytes": "min_bytes", "--min-bytes": "min_bytes",
+                "-e": "max_bytes", "--maxbytes": "max_bytes", "--max-bytes": "max_bytes",
+                "-f": "step", "--stepfactor": "step"}
+
+
+def nccl_asked(command: Any) -> dict[str, Any]:
+    """What the runner asked for, from the command it recorded (meta.json): the nccl-tests binary (or the
+    lab's gloo stand-in, which prints all_reduce_perf's table) and the size sweep."""
+    asked: dict[str, Any] = {}
+    if not isinstance(command, list):
+        return asked
+    tokens = [str(t) for t in command]
+    for i, tok in enumerate(tokens):
+        base = tok.rsplit("/", 1)[-1]
+        if base.endswith(("_perf", "_perf_mpi")):
+            asked["test"] = base.removesuffix("_mpi")
+        elif base == "gloo_allreduce.py":
+            asked["test"] = "all_reduce_perf"
+        key = _ASKED_FLAGS.get(tok)
+        if key and i + 1 < len(tokens) and tokens[i + 1].isdigit():
+            asked[key] = int(tokens[i + 1])
+    return asked
+
+
+def nccl_asked_problems(run: parse_nccl.NcclRun, meta: dict[str, Any]) -> list[str]:
+    """The run against the command the runner recorded: the same test, the same size sweep."""
+    if not meta.get("command"):
+        return ["meta.json records no command: what was asked cannot be compared with what ran"]
+    asked = nccl_asked(meta["command"])
+    out = []
+    if "test" not in asked:
+        out.append(f"the recorded command runs no nccl-tests binary: {' '.join(map(str, meta['command']))[:120]}")
+    elif asked["test"] != "all_reduce_perf":
+        out.append(f"the runner launched {asked['test']}, not all_reduce_perf")
+    sweep = run.sweep or {}
+    for key in ("min_bytes", "max_bytes", "step"):
+        if key in asked and key in sweep and asked[key] != sweep[key]:
+            out.append(f"ran {key} {sweep[key]}, the command asked {asked[key]}")
+    return out
+
+
 def nccl_ceiling_gbps(ctx: dict[str, Any], nodes: list[str], lab: bool) -> float | None:
     """The most busbw the case's links can carry: across nodes, HCAs x rate per node (thresholds'
     hcas_x_link_rate); inside one DGX A100, NVLink 3 (12 links x 25 GB/s = 300 GB/s per GPU per direction).
@@ -321,6 +362,7 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
             if ran_on and sorted(set(ran_on)) != wanted:
                 problems.append(f"{tag}: ran on {ran_on}, expected {wanted}")
             problems.extend(f"{tag}: {p}" for p in nccl_table_problems(run, ceiling_gbps, lab))
+            problems.extend(f"{tag}: {p}" for p in nccl_asked_problems(run, meta))
             if run.out_of_bounds_ok is False:
                 problems.append(f"{tag}: out of bounds values: {run.out_of_bounds_count} FAILED")
             wrong = [(r.size, p.wrong) for r in run.rows for p in (r.out_of_place, r.in_place)

@@ -39,7 +39,7 @@ def _run_builder():
 
 _builder = _run_builder()
 ADDR, NODES, build_production_run = _builder.ADDR, _builder.NODES, _builder.build_production_run
-fixture_text, repeated = _builder.fixture_text, _builder.repeated
+fixture_text, repeated, nccl_command = _builder.fixture_text, _builder.repeated, _builder.nccl_command
 
 from validation.context import context_from_inventory  # noqa: E402
 from validation.parse_nccl import strip_prefix  # noqa: E402
@@ -237,6 +237,13 @@ CASES: list[Broken] = [
     Broken("wrong test", "a NCCL error after the table footer", "nccl", S1,
            text("nccl", S1, lambda t: t + "dgx01: NCCL error init.cc:1210 'remote process exited or there was a network error'\n")),
     Broken("wrong test", "ran on 8 ranks of dgx02 for dgx01's case", "nccl", S1, text("nccl", S1, lambda t: t.replace("dgx01", "dgx02"))),
+    Broken("wrong test", "the runner launched all_gather_perf", "nccl", "all",
+           meta("nccl", "all", lambda m: m.__setitem__("command", [c.replace("all_reduce", "all_gather")
+                                                                  for c in m["command"]]))),
+    Broken("wrong test", "the table's size sweep is not the one the command asked for", "nccl", P12,
+           meta("nccl", P12, lambda m: m.__setitem__("command", [("1048576" if c == "33554432" else c)
+                                                                for c in m["command"]]))),
+    Broken("wrong test", "meta.json records no command", "nccl", S1, meta("nccl", S1, lambda m: m.pop("command"))),
     # 4. fio not compared with the job that was asked
     Broken("fio job", "read a local disk directory, not the NFS scratch", "fio", N1, fio_opts(N1, directory="/var/tmp/fio")),
     Broken("fio job", "aggregate on a local disk", "fio", "aggregate", fio_opts("aggregate", directory="/tmp/fio")),

@@ -62,6 +62,12 @@ def ddp_doc(mode: str, world: int, samples_per_s: float, steps: int = 50) -> str
 DDP_DATASET = "/mnt/training/.validation-dataset"
 
 
+def nccl_command(min_bytes: int, max_bytes: int, gpus: int) -> list[str]:
+    """The command the NCCL runner records for a case whose fixture swept min_bytes..max_bytes by x2."""
+    return ["mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf", "-b", str(min_bytes), "-e", str(max_bytes),
+            "-f", "2", "-g", str(gpus), "-c", "1", "-n", "20", "-w", "5"]
+
+
 def repeated(text: str, ext: str, n: int = REPEATS) -> dict[str, str]:
     return {f"r{k}.{ext}": text for k in range(1, n + 1)}
 
@@ -80,13 +86,15 @@ def build_production_run(run: Path) -> None:
     for n in NODES:
         text = _rename_hosts(single, [n] * 8)
         write_case(run, "nccl", f"single-{n}", repeated(text, "log"),
-                   {"nodes": [n], "expected_ranks": 8, "engine": "direct"})
+                   {"nodes": [n], "expected_ranks": 8, "engine": "direct", "command": nccl_command(8, 8589934592, 8)})
     four = _rename_hosts(fixture_text("nccl/four_nodes_old_error_column.log"), NODES)
-    write_case(run, "nccl", "all", repeated(four, "log"), {"nodes": NODES, "expected_ranks": 32, "engine": "mpirun"})
+    write_case(run, "nccl", "all", repeated(four, "log"), {"nodes": NODES, "expected_ranks": 32, "engine": "mpirun",
+                                                          "command": nccl_command(8, 8589934592, 1)})
     two = fixture_text("nccl/two_nodes_mpirun_tag_output.log")
     for a, b in ring_pairs(NODES):
         text = _rename_hosts(two, [a, b]).replace("dgx01:", f"{a}:").replace("dgx02:", f"{b}:")
-        write_case(run, "nccl", f"pair-{a}-{b}", repeated(text, "log"), {"nodes": [a, b], "expected_ranks": 16})
+        write_case(run, "nccl", f"pair-{a}-{b}", repeated(text, "log"),
+                   {"nodes": [a, b], "expected_ranks": 16, "command": nccl_command(33554432, 8589934592, 1)})
     agg = fixture_text("fio/client_server_4dgx_production.json")
     write_case(run, "fio", "aggregate", repeated(agg, "json"),
                dict(FIO_ASKED, expected_clients={f"{ADDR[n]}:8765": n for n in NODES},

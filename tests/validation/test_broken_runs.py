@@ -8,7 +8,7 @@ import json
 from collections import Counter
 
 import pytest
-from broken import CASES, ROOT, fixture_text, judge, repeated
+from broken import CASES, ROOT, fixture_text, judge, nccl_command, repeated
 
 from validation.context import context_from_inventory
 from validation.parse_nccl import parse
@@ -48,7 +48,8 @@ def test_valid_logs_behind_two_launcher_prefixes_parse_and_pass(prefix, producti
     wrapped = "".join(f"{prefix}{line}\n" for line in plain.splitlines())
     assert parse(wrapped)[-1].rows == parse(plain)[-1].rows and parse(wrapped)[-1].complete
     replace_case(production_run, "nccl", "pair-dgx01-dgx02", repeated(wrapped, "log"),
-                 {"nodes": ["dgx01", "dgx02"], "expected_ranks": 16})
+                 {"nodes": ["dgx01", "dgx02"], "expected_ranks": 16,
+                  "command": nccl_command(33554432, 8589934592, 1)})
     v = evaluate(production_run, CTX)
     assert v.status == PASS, v.failed
 
