@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
 from ansible.module_utils.preflight_schema import (
     CUMULUS_PORT_RE,
     MISSING,
@@ -643,6 +644,43 @@ def rule_hca_ports(site: Site) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------- node model
 
 
+def rule_ngc_driver(site: Site) -> list[Problem]:
+    """Every NGC framework image a GPU node runs can run on the node's pinned driver (the table and its sources:
+    module_utils/ngc_driver_support.py); a release the table does not know is a warning; the NGC PyTorch image
+    as the pyxis image of nccl-tests is a warning (nothing shows it ships nccl-tests)."""
+    out: list[Problem] = []
+    for host in site.hosts("dgx"):
+        model = dgx_model(site, host)
+        driver = site.var(host, "dgx_nvidia_driver_version")
+        if model is None or not is_int(model.get("gpus")) or model["gpus"] == 0 or not isinstance(driver, str):
+            continue
+        for var in ("ngc_images", "ngc_optional_images"):
+            for image in as_list(site.var(host, var)):
+                if not isinstance(image, Mapping) or not isinstance(image.get("tag"), str):
+                    continue
+                if var == "ngc_optional_images" and site.var(host, "ngc_pull_optional") is not True:
+                    continue
+                verdict = judge_ngc_driver(str(image.get("name")), image["tag"], driver)
+                if verdict.ok is False:
+                    out.append(Problem(site.label(host, "dgx_nvidia_driver_version"), "dgx_nvidia_driver_version",
+                                       driver, verdict.reason,
+                                       "pin a driver of a branch the container supports (DGX OS 6: R535), "
+                                       "or an NGC release built for this driver"))
+                elif verdict.ok is None:
+                    out.append(Problem(site.label(host, var), f"{var}.tag", image["tag"], verdict.reason,
+                                       "check the release notes' Driver Requirements and add the release to "
+                                       "the table", WARNING))
+    nccl, label = site.cluster("validation_nccl", "dgx")
+    image = as_dict(nccl).get("container_image")
+    if isinstance(image, str) and re.match(r"^nvcr\.io[/#]nvidia/pytorch:", image):
+        out.append(Problem(label, "validation_nccl.container_image", image,
+                           "the NGC PyTorch image is not known to ship nccl-tests: under pyxis the all-reduce "
+                           "binary (tests_bin) must be inside the image",
+                           "use a dedicated nccl-tests image (DeepOps builds one) with tests_bin its path there",
+                           WARNING))
+    return _dedupe(out)
+
+
 def rule_node_model(site: Site) -> list[Problem]:
     """dgx_model names an entry of dgx_models; explicit GPU/HCA counts and the IB rate agree with it; the
     container runtime matches the GPUs."""
@@ -1155,7 +1193,7 @@ RULES: tuple[Callable[[Site], list[Problem]], ...] = (
     rule_switch_cabling, rule_port_speed,
     rule_vlans, rule_clag, rule_subnet_manager, rule_hca_ports, rule_node_model, rule_sizing, rule_exports,
     rule_export_clients, rule_nfs_mounts, rule_validation_mounts, rule_server_mapping, rule_smartconnect,
-    rule_acceptance, rule_ngc, rule_tls, rule_secrets,
+    rule_acceptance, rule_ngc, rule_ngc_driver, rule_tls, rule_secrets,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -34,11 +35,14 @@ def prod_expectations() -> Expectations:
                                        PROD_NICS, PROD["dgx_sysctl"])
 
 
-def healthy_dgx(gpus: str = "nvidia-smi-8.csv", ibstat: str = "ibstat-10-dgx-a100.txt") -> DgxFacts:
+def healthy_dgx(gpus: str = "nvidia-smi-8.csv", ibstat: str = "ibstat-10-dgx-a100.txt",
+                driver: str = PROD["dgx_nvidia_driver_version"]) -> DgxFacts:
+    # the nvidia-smi fixture was taken at driver 450.51.06: the driver column is set to the one asked for
     return DgxFacts(
-        gpus=parse_nvidia_smi(fixture_text(gpus)), gpu_probe=ToolResult(present=True),
+        gpus=[dataclasses.replace(g, driver_version=driver) for g in parse_nvidia_smi(fixture_text(gpus))],
+        gpu_probe=ToolResult(present=True),
         hcas=parse_ibstat(fixture_text(ibstat)), hca_probe=ToolResult(present=True),
-        # driver 450 (the production pin): GPUDirect RDMA through MLNX_OFED's nv_peer_mem
+        # GPUDirect RDMA through MLNX_OFED's nv_peer_mem (DGX OS 5 built the DeepOps way; any driver branch)
         fabricmanager="active", modules=["mlx5_core", "nvidia", "nv_peer_mem"],
         nic_mtu={"enp225s0f0": 9000},
         # /proc/sys prints tcp_rmem with tabs: the comparison normalizes whitespace.
@@ -110,10 +114,12 @@ def test_wrong_driver_model_and_stopped_fabricmanager_fail():
 
 def test_peer_memory_module_follows_the_driver_branch():
     # R450 (before R465): only MLNX_OFED's nv_peer_mem exists
-    facts = healthy_dgx()
-    assert by_name(evaluate(facts, prod_expectations()))["peer_memory"].status == PASS
+    facts = healthy_dgx(driver="450.51.06")
+    r450 = prod_expectations()
+    r450.driver_version = "450.51.06"
+    assert by_name(evaluate(facts, r450))["peer_memory"].status == PASS
     facts.modules = ["nvidia", "nvidia_peermem"]
-    check = by_name(evaluate(facts, prod_expectations()))["peer_memory"]
+    check = by_name(evaluate(facts, r450))["peer_memory"]
     assert check.status == FAIL and "does not exist for driver 450" in check.detail
     # R535: either module, exactly one
     r535 = prod_expectations()

@@ -286,6 +286,15 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
     "ngc-no-digest": (lambda s: None, rules.rule_ngc, "all", "ngc_images[0].digest", WARNING),
     "ngc-mirror-no-registry": (lambda s: edit_all(s, "ngc_mirror", lambda v: v.update(enabled=True)),
                                rules.rule_ngc, "all", "ngc_mirror.registry", ERROR),
+    "ngc-driver-too-old": (lambda s: set_all(s, "dgx_nvidia_driver_version", "450.51.06"),
+                           rules.rule_ngc_driver, "all", "dgx_nvidia_driver_version", ERROR),
+    "ngc-driver-branch-not-compatible": (lambda s: set_all(s, "dgx_nvidia_driver_version", "530.30.02"),
+                                         rules.rule_ngc_driver, "all", "dgx_nvidia_driver_version", ERROR),
+    "ngc-release-unknown": (lambda s: edit_all(s, "ngc_images", lambda v: v[0].update(tag="19.01-py3")),
+                            rules.rule_ngc_driver, "all", "ngc_images.tag", WARNING),
+    "nccl-pyxis-pytorch-image": (lambda s: edit_all(s, "validation_nccl", lambda v: v.update(
+        container_image="nvcr.io#nvidia/pytorch:24.05-py3")), rules.rule_ngc_driver, "all",
+        "validation_nccl.container_image", WARNING),
     "tls-powerscale-off": (lambda s: set_all(s, "powerscale_validate_certs", False),
                            rules.rule_tls, "all", "powerscale_validate_certs", WARNING),
     "tls-qm8700-off": (lambda s: set_all(s, "qm8700_validate_certs", False),
@@ -405,6 +414,25 @@ def test_smartconnect_mode_passes_when_enabled(production):
     site = copy.deepcopy(production)
     set_all(site, "nfs_server_mode", "smartconnect")
     assert [p for p in rules.rule_server_mapping(site) if p.severity == ERROR] == []
+
+
+def test_ngc_driver_table_forward_compatibility():
+    from ansible.module_utils.ngc_driver_support import judge
+
+    pytorch = "nvcr.io/nvidia/pytorch"
+    assert judge(pytorch, "24.05-py3", "550.54.15").ok is True          # native
+    assert judge(pytorch, "24.05-py3", "535.183.01").ok is True         # R535 >= 535.86, forward compatibility
+    assert judge(pytorch, "24.05-py3", "535.54.03").ok is False         # R535 below 535.86
+    assert judge(pytorch, "24.05-py3", "450.51.06").ok is False         # the 2020 pin
+    assert judge(pytorch, "20.06-py3", "450.51.06").ok is True
+    assert judge("nvcr.io/nvidia/mxnet", "20.06-py3", "450.51.06").ok is True
+    assert judge(pytorch, "25.01-py3", "535.183.01").ok is None         # not in the table: not guessed
+    assert judge("nvcr.io/site/tool", "1.0", "450.51.06").ok is True    # not a framework release tag
+
+
+def test_ngc_driver_not_judged_on_nodes_without_gpus(lab):
+    set_all(lab, "dgx_nvidia_driver_version", "450.51.06")
+    assert rules.rule_ngc_driver(lab) == []
 
 
 @pytest.mark.parametrize("option", ["noatime", "_netdev", "actimeo=60", "lookupcache=positive", "sec=sys", "nofail"])

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import subprocess
 import sys
+import types
 
 import pytest
+import yaml
 from conftest import ROOT
 
 from validation.verdict import FAIL, PASS, judge_fio_case
@@ -114,3 +117,104 @@ def test_job_file_values_hold_no_semicolon():
     assert "exec_prerun=" in text and "drop-caches" in text
     for line in text.splitlines():
         assert ";" not in line, line
+
+
+# ---------------------------------------------------------------------------------------------- pyxis / GPUs
+# The documented forms: pyxis's srun --help (NVIDIA/pyxis README.md, commit 046f4149fbbc) gives
+#   --container-image=[USER@][REGISTRY#]IMAGE[:TAG]|PATH
+# and Slurm's srun(1) --gpus-per-node=[type:]<number> and --exclusive (a step that asks for no GPU sees none
+# under Slurm's device constraints).
+ENROOT_URI = re.compile(r"^(?:[^@/#\s]+@)?(?:[A-Za-z0-9.-]+(?::\d+)?#)?[a-z0-9._/-]+(?::[A-Za-z0-9._-]+)?$")
+
+
+def production_vars() -> dict:
+    out: dict = {}
+    for name in ("ngc.yml", "dgx.yml", "acceptance.yml"):
+        out.update(yaml.safe_load((ROOT / "inventories/production/group_vars/all" / name).read_text()))
+    return out
+
+
+def test_enroot_uri_forms():
+    common = load("common")
+    assert common.enroot_uri("nvcr.io/nvidia/pytorch:24.05-py3") == "nvcr.io#nvidia/pytorch:24.05-py3"
+    assert common.enroot_uri("nvcr.io#nvidia/pytorch:24.05-py3") == "nvcr.io#nvidia/pytorch:24.05-py3"
+    assert common.enroot_uri("user@nvcr.io/nvidia/pytorch:24.05-py3") == "user@nvcr.io#nvidia/pytorch:24.05-py3"
+    assert common.enroot_uri("registry.site:5000/ai/nccl-tests:2.13") == "registry.site:5000#ai/nccl-tests:2.13"
+    assert common.enroot_uri("/raid/containers/nvidia+pytorch+24.05-py3.sqsh").endswith(".sqsh")
+    assert common.enroot_uri("ubuntu:22.04") == "ubuntu:22.04"       # Docker Hub: no registry to split
+    assert common.enroot_uri("library/ubuntu:22.04") == "library/ubuntu:22.04"
+
+
+def test_pyxis_command_lines_from_the_production_inventory():
+    prod = production_vars()
+    image = next(i for i in prod["ngc_images"] if i["purpose"] == "validation")
+    gpus = prod["dgx_models"]["dgx-a100"]["gpus"]
+    ddp = load("ddp_runner")
+    args = ddp.argparse.Namespace(
+        runtime="pyxis", gpus=1, procs_per_node=gpus, nodes="dgx01,dgx02", this_node="dgx01", image=f"{image['name']}:{image['tag']}",
+        rdzv_endpoint="10.10.0.11:29400", rdzv_id="n2", rdzv_timeout=900, local_addr=None, model="resnet50",
+        batch_size=256, image_size=224, num_classes=1000, steps=50, warmup_steps=10, modes="synthetic,real",
+        workers=8, repeats=5, out_dir="/mnt/scratch/.validation-scratch/ddp/n2", amp=1, dataset=None, python="python3")
+    cmd = ddp.build_command(args, 2)
+    flag = {c.split("=", 1)[0]: c.split("=", 1)[1] for c in cmd if c.startswith("--") and "=" in c}
+    assert cmd[0] == "srun" and flag["--gpus-per-node"] == str(gpus) and "--exclusive" in cmd
+    assert flag["--container-image"] == "nvcr.io#nvidia/pytorch:24.05-py3"
+    assert ENROOT_URI.match(flag["--container-image"])
+    assert cmd[cmd.index("--device") + 1] == "cuda"           # ddp_train refuses to fall back to the CPU
+    nr = load("nccl_runner")
+    srun = nr.build_command(nccl_args(launcher="srun", container_image="registry.site:5000/ai/nccl-tests:2.13",
+                                      gpus_per_node=gpus), {})
+    sflag = {c.split("=", 1)[0]: c.split("=", 1)[1] for c in srun if c.startswith("--") and "=" in c}
+    assert sflag["--gpus-per-node"] == str(gpus) and "--exclusive" in srun
+    assert sflag["--container-image"] == "registry.site:5000#ai/nccl-tests:2.13"
+    assert ENROOT_URI.match(sflag["--container-image"])
+
+
+def test_ddp_lab_standin_asks_for_the_cpu():
+    ddp = load("ddp_runner")
+    args = ddp.argparse.Namespace(
+        runtime="host", gpus=0, procs_per_node=1, nodes="dgx01", this_node="dgx01", image="", python="python3",
+        rdzv_endpoint="127.0.0.1:29400", rdzv_id="n1", rdzv_timeout=900, local_addr=None, model="tiny",
+        batch_size=8, image_size=32, num_classes=10, steps=5, warmup_steps=1, modes="synthetic", workers=0,
+        repeats=1, out_dir="/tmp/x", amp=0, dataset=None)
+    cmd = ddp.build_command(args, 1)
+    assert cmd[cmd.index("--device") + 1] == "cpu"
+
+
+def fake_torch(monkeypatch) -> None:
+    """Just enough of torch for ddp_train to import on a machine without it: the refusal runs before any
+    tensor is made. CUDA is absent, as on a Slurm step that asked for no GPU."""
+    torch = types.ModuleType("torch")
+    torch.__version__ = "2.4.0a0+nv24.05"
+    torch.version = types.SimpleNamespace(cuda="12.4")
+    torch.cuda = types.SimpleNamespace(is_available=lambda: False)
+    torch.Tensor = torch.device = object
+    nn = types.ModuleType("torch.nn")
+    nn.Module = object
+    functional = types.ModuleType("torch.nn.functional")
+    utils = types.ModuleType("torch.utils")
+    data = types.ModuleType("torch.utils.data")
+    data.Dataset = object
+    utils.data = data
+    torch.nn, torch.utils = nn, utils
+    distributed = types.ModuleType("torch.distributed")
+    distributed.init_process_group = lambda *a, **k: pytest.fail("a rank without a GPU must not start gloo")
+    torch.distributed = distributed
+    for name, mod in {"torch": torch, "torch.nn": nn, "torch.nn.functional": functional, "torch.utils": utils,
+                      "torch.utils.data": data, "torch.distributed": distributed}.items():
+        monkeypatch.setitem(sys.modules, name, mod)
+
+
+def test_ddp_train_asked_for_gpus_that_are_not_there_fails_and_says_why(tmp_path, monkeypatch):
+    fake_torch(monkeypatch)
+    train = load("ddp_train")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setattr(sys, "argv", ["ddp_train.py", "--device", "cuda", "--modes", "synthetic,real",
+                                      "--repeats", "2", "--out-dir", str(tmp_path)])
+    with pytest.raises(SystemExit) as stop:
+        train.main()
+    assert stop.value.code != 0
+    docs = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert docs == ["real-r1.json", "real-r2.json", "synthetic-r1.json", "synthetic-r2.json"]
+    doc = json.loads((tmp_path / "synthetic-r1.json").read_text())
+    assert doc["complete"] is False and "sees none" in doc["errors"][0] and "samples_per_s" not in doc

@@ -29,6 +29,19 @@ def scrub_env(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in sorted(env.items()) if _ENV_KEEP.match(k) and not _ENV_SECRET.search(k)}
 
 
+def enroot_uri(image: str) -> str:
+    """An image as pyxis's --container-image takes it: enroot's URI ``[USER@][REGISTRY#]IMAGE[:TAG]`` or a
+    squashfs path (NVIDIA/pyxis README, srun --help). A Docker-style ``nvcr.io/nvidia/pytorch:TAG`` is read by
+    enroot before 4.0 as Docker Hub's ``nvcr.io/nvidia/pytorch``: the registry is split off with ``#``."""
+    if not image or image.startswith(("/", "./")) or image.endswith(".sqsh") or "#" in image:
+        return image
+    first, _, rest = image.partition("/")
+    user, at, host = first.rpartition("@")
+    if rest and ("." in host or ":" in host or host == "localhost"):
+        return f"{user}{at}{host}#{rest}"
+    return image
+
+
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

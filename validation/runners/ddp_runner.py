@@ -4,7 +4,8 @@
 Runtimes (existing engines only):
   docker  on every node of the case: docker run --network host --ipc host [--gpus all] <NGC PyTorch image>
           torchrun ... (c10d rendezvous at the first node); every node runs this runner
-  pyxis   once, on the first node: srun --container-image=<image> --ntasks-per-node=1 torchrun ...
+  pyxis   once, on the first node: srun --ntasks-per-node=1 --gpus-per-node=<procs> --exclusive
+          --container-image=<enroot URI, nvcr.io#nvidia/pytorch:TAG, or a .sqsh> torchrun ...
   host    on every node: the node's own python3 -m torch.distributed.run (the lab's VMs)
 
 The first node writes meta.json (one sample per mode and repeat: <mode>-r<k>.json, written by rank 0 of
@@ -21,7 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import add_sample, init_meta, now, run, scrub_env
+from common import add_sample, enroot_uri, init_meta, now, run, scrub_env
 
 
 def torchrun_args(args: argparse.Namespace, nnodes: int, script: str) -> list[str]:
@@ -37,7 +38,9 @@ def torchrun_args(args: argparse.Namespace, nnodes: int, script: str) -> list[st
             "--model", args.model, "--batch-size", str(args.batch_size), "--image-size", str(args.image_size),
             "--num-classes", str(args.num_classes), "--steps", str(args.steps),
             "--warmup-steps", str(args.warmup_steps), "--modes", args.modes, "--workers", str(args.workers),
-            "--repeats", str(args.repeats), "--out-dir", args.out_dir, "--amp", str(args.amp)] + (
+            "--repeats", str(args.repeats), "--out-dir", args.out_dir, "--amp", str(args.amp),
+            # GPUs asked for: a rank that sees none fails; it never trains on the CPU instead
+            "--device", "cuda" if args.gpus else "cpu"] + (
         ["--dataset", args.dataset] if args.dataset else [])
 
 
@@ -63,9 +66,11 @@ def build_command(args: argparse.Namespace, nnodes: int) -> list[str]:
             if key.startswith("NCCL_"):
                 cmd += ["-e", f"{key}={value}"]
         return [*cmd, args.image, *inner]
-    # pyxis: one srun starts torchrun on every node inside the image
-    return ["srun", f"--nodes={nnodes}", f"--nodelist={args.nodes}", "--ntasks-per-node=1",
-            f"--container-image={args.image}",
+    # pyxis: one srun starts torchrun on every node inside the image. The step asks for the GPUs (with
+    # Slurm's device constraints a step without --gpus-per-node sees none) and the whole nodes (--exclusive).
+    gpus = [f"--gpus-per-node={args.procs_per_node}", "--exclusive"] if args.gpus else []
+    return ["srun", f"--nodes={nnodes}", f"--nodelist={args.nodes}", "--ntasks-per-node=1", *gpus,
+            f"--container-image={enroot_uri(args.image)}",
             "--container-mounts=" + ",".join(m.replace(":ro", "") for m in mounts), *inner]
 
 

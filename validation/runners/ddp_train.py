@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import socket
+import sys
 import time
 
 import torch
@@ -124,6 +125,26 @@ def gather_hostnames(world: int, device: torch.device) -> list[str]:
     return [bytes(t.tolist()).rstrip(b"\0").decode() for t in out]
 
 
+def refuse_without_gpu(args: argparse.Namespace) -> None:
+    """GPUs were asked for and this rank sees none (no --gpus-per-node/--gres on a Slurm step with device
+    constraints, CUDA_VISIBLE_DEVICES empty, a driver mismatch): record why, as a result that did not
+    complete, and stop, rather than train on the CPU with gloo."""
+    reason = (f"asked to train on GPUs (--device cuda) but this rank on {socket.gethostname()} sees none "
+              f"(torch.cuda.is_available() is False, CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')!r}, "
+              f"torch {torch.__version__} built for CUDA {torch.version.cuda}): request the GPUs "
+              "(srun --gpus-per-node, docker --gpus all) and check the driver")
+    print(f"ddp_train: {reason}", file=sys.stderr)
+    if os.environ.get("RANK", "0") == "0":
+        os.makedirs(args.out_dir, exist_ok=True)
+        for mode in args.modes.split(","):
+            for k in range(1, args.repeats + 1):
+                doc = {"mode": mode, "model": args.model, "backend": None, "device": "none", "complete": False,
+                       "errors": [reason], "torch": torch.__version__}
+                with open(os.path.join(args.out_dir, f"{mode}-r{k}.json"), "w", encoding="utf-8") as fh:
+                    json.dump(doc, fh, indent=1)
+    sys.exit(3)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--model", default="resnet50")
@@ -139,9 +160,14 @@ def main() -> None:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--amp", type=int, default=1, help="mixed precision on GPUs")
     p.add_argument("--bare", action="store_true", help="no DDP, one process: the benchmark's reference loop")
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto",
+                   help="cuda: GPUs were asked for, a rank that sees none fails (never a CPU result); "
+                        "cpu: the lab's stand-in; auto: whatever is there")
     args = p.parse_args()
 
-    cuda = torch.cuda.is_available()
+    cuda = torch.cuda.is_available() and args.device != "cpu"
+    if args.device == "cuda" and not cuda:
+        refuse_without_gpu(args)
     if args.bare:
         device = torch.device("cuda" if cuda else "cpu")
         model = build_model(args.model, args.num_classes).to(device)

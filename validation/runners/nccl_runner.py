@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import add_sample, init_meta, now, run, save_meta, scrub_env
+from common import add_sample, enroot_uri, init_meta, now, run, save_meta, scrub_env
 
 
 def compute_hcas() -> list[str]:
@@ -81,9 +81,9 @@ def build_command(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
     if args.launcher == "srun":
         cmd = ["srun", "--mpi=pmix", f"--nodes={len(nodes)}", f"--nodelist={','.join(nodes)}",
                f"--ntasks-per-node={args.gpus_per_node}", f"--gpus-per-node={args.gpus_per_node}",
-               "--export=ALL"]
+               "--exclusive", "--export=ALL"]
         if args.container_image:
-            cmd += [f"--container-image={args.container_image}"]
+            cmd += [f"--container-image={enroot_uri(args.container_image)}"]
             if args.container_mounts:
                 cmd += [f"--container-mounts={args.container_mounts}"]
         cmd += args.srun_arg or []
