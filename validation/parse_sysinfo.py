@@ -41,7 +41,10 @@ def parse_topo(text: str) -> Topology:
     header_idx = next((i for i, ln in enumerate(lines) if re.match(r"^\s+GPU0\b", ln)), None)
     if header_idx is None:
         raise SysinfoParseError("no 'GPU0 ...' header line: not nvidia-smi topo -m output")
-    header = [c.strip() for c in lines[header_idx].split("\t") if c.strip()]
+    # nvidia-smi separates cells with tabs; a copy pasted from a terminal or a web page has runs of spaces
+    # instead (cells never hold two spaces in a row: "CPU Affinity", "GPU NUMA ID")
+    split = (lambda ln: ln.split("\t")) if "\t" in lines[header_idx] else (lambda ln: re.split(r"\s{2,}", ln))
+    header = [c.strip() for c in split(lines[header_idx]) if c.strip()]
     device_cols = [c for c in header if c not in ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")]
     topo = Topology()
     legend = {m.group(1): m.group(2) for m in re.finditer(r"^\s+(NIC\d+):\s+(\S+)", text, re.M)}
@@ -53,7 +56,7 @@ def parse_topo(text: str) -> Topology:
     for ln in lines[header_idx + 1:]:
         if not ln.strip() or ln.startswith("Legend"):
             break
-        cells = [c.strip() for c in ln.split("\t")]
+        cells = [c.strip() for c in split(ln.rstrip())]
         name, values = cells[0], cells[1:]
         if len(values) < len(device_cols):
             raise SysinfoParseError(f"row {name!r} has {len(values)} cells, the header names {len(device_cols)} devices")
