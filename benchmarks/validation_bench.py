@@ -43,12 +43,13 @@ class Lab:
         if down:
             raise SystemExit(f"lab VMs not reachable: {', '.join(down)} (bring the lab up: python -m lab up)")
         self.key = Path(status["run_dir"]) / "ssh" / "id_ed25519"
+        self.known_hosts = Path(status["run_dir"]) / "ssh" / "known_hosts"
         inv = ROOT / "inventories" / "lab" / "group_vars" / "all"
         self.acceptance = yaml.safe_load((inv / "acceptance.yml").read_text())
 
     def _ssh_base(self, node: str) -> list[str]:
         return ["ssh", "-i", str(self.key), "-p", str(self.nodes[node]["ssh_port"]), "-o", "BatchMode=yes",
-                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+                "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={self.known_hosts}", "-o", "LogLevel=ERROR",
                 f"root@{self.nodes[node]['ssh_host']}"]
 
     def ssh(self, node: str, command: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:

@@ -80,3 +80,21 @@ def test_ansible_lint_production_profile_is_clean():
 def test_ruff_is_clean():
     proc = _run([str(VENV_BIN / "ruff"), "check", "."])
     assert proc.returncode == 0, proc.stdout[-6000:]
+
+
+def test_ssh_host_keys_are_checked_everywhere():
+    """ansible.cfg checks host keys for every inventory; no SSH command line of the project switches that off
+    (the lab pins its VMs' keys in its run directory instead). The QM8700 role's own SSH client has its
+    variable, qm8700_ssh_host_key_checking (default true), which only the lab inventory turns off."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "ansible.cfg")
+    assert cfg.getboolean("defaults", "host_key_checking") is True
+    assert "StrictHostKeyChecking=no" not in cfg.get("ssh_connection", "ssh_args")
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    offenders = [f for f in tracked if f.endswith((".py", ".yml", ".yaml", ".cfg", ".sh", ".j2", ".ini"))
+                 and f != "tests/test_repo.py"
+                 and re.search(r"StrictHostKeyChecking[= ]+no|UserKnownHostsFile[= ]+/dev/null",
+                               (ROOT / f).read_text(errors="replace"), re.I)]
+    assert offenders == [], f"host-key checking switched off in: {offenders}"

@@ -32,7 +32,8 @@ OUTPUTS: list[str] = []  # every playbook/pytest output of this module, scanned 
 def ssh(node: str, command: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
     port = str(NODES[node]["ansible_port"])
     argv = ["ssh", "-i", str(RUN_DIR / "ssh" / "id_ed25519"), "-p", port, "-o", "BatchMode=yes",
-            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+            "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={RUN_DIR / 'ssh' / 'known_hosts'}",
+            "-o", "LogLevel=ERROR",
             "root@127.0.0.1", command]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 

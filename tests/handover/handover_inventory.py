@@ -44,8 +44,8 @@ class NodeSpec:
         port = self.vars.get("ansible_port") or 22
         kwargs: dict[str, Any] = {
             "ssh_extra_args": " ".join(filter(None, [
-                "-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=15 -o BatchMode=yes "
-                "-o LogLevel=ERROR",
+                # host keys as the inventory says (the known hosts, or the lab's pinned file): never skipped
+                "-o ConnectTimeout=15 -o BatchMode=yes -o LogLevel=ERROR",
                 self.vars.get("ansible_ssh_common_args") or "",
             ])),
         }

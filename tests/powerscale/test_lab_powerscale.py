@@ -40,7 +40,8 @@ DGX_ADDRESSES = sorted(str(ipaddress.ip_interface(nic["address"]).ip)
 
 def ssh(command: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
     argv = ["ssh", "-i", str(RUN_DIR / "ssh" / "id_ed25519"), "-p", str(POWERSCALE_PORT), "-o", "BatchMode=yes",
-            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+            "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={RUN_DIR / 'ssh' / 'known_hosts'}",
+            "-o", "LogLevel=ERROR",
             "root@127.0.0.1", command]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
