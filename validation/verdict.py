@@ -224,6 +224,10 @@ def nccl_table_problems(run: parse_nccl.NcclRun, ceiling_gbps: float | None, lab
     redops = sorted({r.redop for r in run.rows if r.redop is not None})
     if redops and redops != ["sum"]:
         out.append(f"reduction {'/'.join(redops)}: an all-reduce sum was asked for")
+    # the runners never pass -d: nccl-tests' default data type, float (the busbw figures are for 4-byte floats)
+    types = sorted({r.type for r in run.rows if r.type is not None})
+    if types and types != ["float"]:
+        out.append(f"data type {'/'.join(types)}: the all-reduce was asked for on float (nccl-tests' default)")
     sizes = [r.size for r in run.rows]
     dup = sorted({x for x in sizes if sizes.count(x) > 1})
     if dup:

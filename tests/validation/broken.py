@@ -219,6 +219,8 @@ CASES: list[Broken] = [
     Broken("impossible table", "negative time", "nccl", P12, text("nccl", P12, row_sub(8589934592, 5, "-1.0"))),
     Broken("impossible table", "negative in-place busbw", "nccl", S1, text("nccl", S1, row_sub(8388608, 11, "-3.0"))),
     # 3. the wrong test
+    Broken("wrong test", "a half-precision table (type half): busbw of 2-byte elements", "nccl", S1,
+           text("nccl", S1, lambda t: t.replace("     float ", "      half "))),
     Broken("wrong test", "an all_gather_perf table (redop none)", "nccl", S1,
            text("nccl", S1, lambda t: t.replace("all_reduce_perf", "all_gather_perf").replace("     sum  ", "    none  "))),
     Broken("wrong test", "all_gather_perf command line echoed above an unlabelled table", "nccl", P12,
