@@ -179,6 +179,41 @@ def test_ddp_lab_standin_asks_for_the_cpu():
         repeats=1, out_dir="/tmp/x", amp=0, dataset=None)
     cmd = ddp.build_command(args, 1)
     assert cmd[cmd.index("--device") + 1] == "cpu"
+    # the lab's host runtime starts ddp_train.py's ranks itself (env://), no torchrun agent
+    assert cmd[1].endswith("ddp_train.py") and "torch.distributed.run" not in cmd
+
+
+def test_env_workers_get_torchruns_variables(tmp_path):
+    common = load("common")
+    script = tmp_path / "w.py"
+    script.write_text("import json, os, sys\n"
+                      "keys = ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT', 'LOCAL_WORLD_SIZE')\n"
+                      "open(sys.argv[1] + '/' + os.environ['RANK'], 'w').write(json.dumps({k: os.environ[k] for k in keys}))\n")
+    result = common.run_env_workers([sys.executable, str(script), str(tmp_path)], nodes=["dgx01", "dgx02"],
+                                    this_node="dgx02", procs_per_node=2, endpoint="10.10.0.11:29400", env={},
+                                    log=str(tmp_path / "workers.log"), timeout_s=60)
+    assert result["rc"] == 0 and not result["timed_out"]
+    seen = {int(p.name): json.loads(p.read_text()) for p in tmp_path.iterdir() if p.name.isdigit()}
+    assert sorted(seen) == [2, 3]                        # the second node's share of 4 ranks
+    assert seen[3] == {"RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "4", "MASTER_ADDR": "10.10.0.11",
+                       "MASTER_PORT": "29400", "LOCAL_WORLD_SIZE": "2"}
+
+
+def test_env_workers_stop_at_the_first_failure_and_at_the_limit(tmp_path):
+    common = load("common")
+    script = tmp_path / "w.py"
+    script.write_text("import os, sys, time\nif os.environ['LOCAL_RANK'] == '1':\n    sys.exit(3)\ntime.sleep(120)\n")
+    result = common.run_env_workers([sys.executable, str(script)], nodes=["dgx01"], this_node="dgx01",
+                                    procs_per_node=2, endpoint="127.0.0.1:29400", env={},
+                                    log=str(tmp_path / "a.log"), timeout_s=100)
+    assert result["rc"] == 3 and not result["timed_out"] and "status 3" in result["reason"]
+    assert result["duration_s"] < 60                     # the sleeping rank was stopped, not waited for
+    hang = tmp_path / "h.py"
+    hang.write_text("import time\ntime.sleep(120)\n")
+    result = common.run_env_workers([sys.executable, str(hang)], nodes=["dgx01"], this_node="dgx01",
+                                    procs_per_node=1, endpoint="127.0.0.1:29400", env={},
+                                    log=str(tmp_path / "b.log"), timeout_s=1)
+    assert result["timed_out"] and result["rc"] != 0 and "limit" in result["reason"]
 
 
 def fake_torch(monkeypatch) -> None:

@@ -8,6 +8,7 @@ the verdict, not the runner, decides PASS or FAIL, so a failed measurement still
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -112,6 +113,59 @@ def run(cmd: list[str], out_file: str, timeout_s: float, env: dict[str, str] | N
     elif rc != 0:
         result["reason"] = f"{os.path.basename(cmd[0])} exited with status {rc}"
     return result
+
+
+def run_env_workers(cmd: list[str], *, nodes: list[str], this_node: str, procs_per_node: int, endpoint: str,
+                    env: dict[str, str], log: str, timeout_s: float) -> dict[str, Any]:
+    """Start this node's share of a torch.distributed job without a launcher agent, and wait for it.
+
+    Each worker gets the env:// rendezvous variables torchrun would set (RANK = node index x procs + local
+    rank, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/MASTER_PORT = the first node's store), so the job is the same
+    but every node imports torch once per worker instead of once more for the agent (tens of seconds in a
+    TCG VM). The first worker that fails stops the others on this node (as torchrun does), and the whole
+    share is killed at the time limit; the result says which happened."""
+    node_index = nodes.index(this_node)
+    host, _, port = endpoint.rpartition(":")
+    started = time.time()
+    os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+    procs: list[subprocess.Popen] = []
+    with open(log, "wb") as out:
+        try:
+            for local in range(procs_per_node):
+                wenv = dict(env, MASTER_ADDR=host, MASTER_PORT=port, WORLD_SIZE=str(len(nodes) * procs_per_node),
+                            RANK=str(node_index * procs_per_node + local), LOCAL_RANK=str(local),
+                            LOCAL_WORLD_SIZE=str(procs_per_node), GROUP_RANK=str(node_index))
+                procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=wenv,
+                                              start_new_session=True))
+        except OSError as exc:
+            _kill_all(procs)
+            return {"rc": 127, "timed_out": False, "duration_s": 0.0, "reason": f"cannot start {cmd[0]}: {exc}"}
+        timed_out, failed = False, None
+        while [p.poll() for p in procs].count(None):    # poll every worker: each poll reaps its exit status
+            failed = next((p for p in procs if p.returncode not in (None, 0)), None)
+            if failed is not None:
+                _kill_all(procs)
+                break
+            if time.time() - started > timeout_s:
+                timed_out = True
+                _kill_all(procs)
+                break
+            time.sleep(0.5)
+        rcs = [p.wait() for p in procs]
+    rc = failed.returncode if failed is not None else next((r for r in rcs if r != 0), 0)
+    result: dict[str, Any] = {"rc": rc, "timed_out": timed_out, "duration_s": round(time.time() - started, 3)}
+    if timed_out:
+        result["reason"] = f"killed after the {timeout_s:g} s limit"
+    elif rc != 0:
+        result["reason"] = f"a worker ({os.path.basename(cmd[1] if len(cmd) > 1 else cmd[0])}) exited with status {rc}"
+    return result
+
+
+def _kill_all(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
 
 
 def tail(path: str, limit: int = 400) -> str:

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Launch the DDP training of one node count (case ``n<count>``) through torchrun, and record it.
+"""Launch the DDP training of one node count (case ``n<count>``), and record it.
 
 Runtimes (existing engines only):
   docker  on every node of the case: docker run --network host --ipc host [--gpus all] <NGC PyTorch image>
           torchrun ... (c10d rendezvous at the first node); every node runs this runner
   pyxis   once, on the first node: srun --ntasks-per-node=1 --gpus-per-node=<procs> --exclusive
           --container-image=<enroot URI, nvcr.io#nvidia/pytorch:TAG, or a .sqsh> torchrun ...
-  host    on every node: the node's own python3 -m torch.distributed.run (the lab's VMs)
+  host    on every node: the node's own python3 runs ddp_train.py's ranks directly with the env://
+          variables torchrun would set (common.run_env_workers: no launcher agent, one torch import less
+          per node, which is tens of seconds in the lab's TCG VMs)
 
 The first node writes meta.json (one sample per mode and repeat: <mode>-r<k>.json, written by rank 0 of
 ddp_train.py wherever it runs); the others write peer-<node>.json with their launcher's exit status.
@@ -22,7 +24,17 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import add_sample, enroot_uri, init_meta, now, run, scrub_env
+from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, scrub_env
+
+
+def train_args(args: argparse.Namespace) -> list[str]:
+    """ddp_train.py's own arguments, the same under every runtime."""
+    return ["--model", args.model, "--batch-size", str(args.batch_size), "--image-size", str(args.image_size),
+            "--num-classes", str(args.num_classes), "--steps", str(args.steps),
+            "--warmup-steps", str(args.warmup_steps), "--modes", args.modes, "--workers", str(args.workers),
+            "--repeats", str(args.repeats), "--out-dir", args.out_dir, "--amp", str(args.amp),
+            # GPUs asked for: a rank that sees none fails; it never trains on the CPU instead
+            "--device", "cuda" if args.gpus else "cpu"] + (["--dataset", args.dataset] if args.dataset else [])
 
 
 def torchrun_args(args: argparse.Namespace, nnodes: int, script: str) -> list[str]:
@@ -34,20 +46,13 @@ def torchrun_args(args: argparse.Namespace, nnodes: int, script: str) -> list[st
             f"--rdzv-endpoint={args.rdzv_endpoint}", f"--rdzv-id={args.rdzv_id}",
             f"--rdzv-conf={host_conf}read_timeout={int(args.rdzv_timeout)}",
             # the workers' store address: this node's fabric address, not a hostname other nodes may not resolve
-            *([f"--local-addr={args.local_addr}"] if args.local_addr else []), script,
-            "--model", args.model, "--batch-size", str(args.batch_size), "--image-size", str(args.image_size),
-            "--num-classes", str(args.num_classes), "--steps", str(args.steps),
-            "--warmup-steps", str(args.warmup_steps), "--modes", args.modes, "--workers", str(args.workers),
-            "--repeats", str(args.repeats), "--out-dir", args.out_dir, "--amp", str(args.amp),
-            # GPUs asked for: a rank that sees none fails; it never trains on the CPU instead
-            "--device", "cuda" if args.gpus else "cpu"] + (
-        ["--dataset", args.dataset] if args.dataset else [])
+            *([f"--local-addr={args.local_addr}"] if args.local_addr else []), script, *train_args(args)]
 
 
 def build_command(args: argparse.Namespace, nnodes: int) -> list[str]:
     here = os.path.dirname(os.path.abspath(__file__))
     if args.runtime == "host":
-        return [args.python, "-m", "torch.distributed.run", *torchrun_args(args, nnodes, os.path.join(here, "ddp_train.py"))]
+        return [args.python, os.path.join(here, "ddp_train.py"), *train_args(args)]
     inner = ["torchrun", *torchrun_args(args, nnodes, "/validation-runners/ddp_train.py")]
     mounts = [f"{here}:/validation-runners:ro", f"{args.out_dir}:{args.out_dir}"]
     if args.dataset:
@@ -113,15 +118,21 @@ def main(argv: list[str] | None = None) -> int:
     env.setdefault("OMP_NUM_THREADS", "1" if args.runtime == "host" and not args.gpus else env.get("OMP_NUM_THREADS", "4"))
     modes = args.modes.split(",")
     if is_launcher:
-        init_meta(args.out_dir, stage="ddp", case=args.case, kind="ddp", nodes=nodes, engine=f"torchrun/{args.runtime}",
+        engine = "env-workers/host" if args.runtime == "host" else f"torchrun/{args.runtime}"
+        init_meta(args.out_dir, stage="ddp", case=args.case, kind="ddp", nodes=nodes, engine=engine,
                   expected_world_size=len(nodes) * args.procs_per_node, command=cmd, image=args.image,
                   lab_standin=not args.gpus, env=scrub_env(env), repeats=args.repeats, modes=modes,
                   peers=nodes[1:] if args.runtime != "pyxis" else [],
                   training={"model": args.model, "batch_size_per_rank": args.batch_size, "steps": args.steps,
                             "warmup_steps": args.warmup_steps, "image_size": args.image_size,
                             "dataset": args.dataset})
-    log = os.path.join(args.out_dir, f"torchrun-{args.this_node}.log")
-    result = run(cmd, log, args.timeout, env=env)
+    if args.runtime == "host":
+        log = os.path.join(args.out_dir, f"workers-{args.this_node}.log")
+        result = run_env_workers(cmd, nodes=nodes, this_node=args.this_node, procs_per_node=args.procs_per_node,
+                                 endpoint=args.rdzv_endpoint, env=env, log=log, timeout_s=args.timeout)
+    else:
+        log = os.path.join(args.out_dir, f"torchrun-{args.this_node}.log")
+        result = run(cmd, log, args.timeout, env=env)
     samples = [dict(result, file=f"{m}-r{k}.json", mode=m, finished=now(), console=os.path.basename(log))
                for m in modes for k in range(1, args.repeats + 1)]
     if is_launcher:

@@ -19,14 +19,11 @@ import argparse
 import glob
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import add_sample, enroot_uri, init_meta, now, run, save_meta, scrub_env
+from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, save_meta, scrub_env
 
 
 def compute_hcas() -> list[str]:
@@ -96,40 +93,6 @@ def build_command(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
             "--repeats", str(args.repeats), "--out-dir", args.out_dir]
 
 
-def run_gloo_workers(cmd: list[str], args: argparse.Namespace, env: dict[str, str], log: str,
-                     timeout_s: float) -> dict:
-    """Start this node's share of the ranks (RANK = node index x procs + local rank) and wait for all."""
-    nodes = args.nodes.split(",")
-    node_index = nodes.index(args.this_node or nodes[0])
-    host, _, port = (args.rdzv_endpoint or "127.0.0.1:29400").rpartition(":")
-    started = time.time()
-    procs = []
-    with open(log, "wb") as out:
-        for local in range(args.gpus_per_node):
-            wenv = dict(env, MASTER_ADDR=host, MASTER_PORT=port, WORLD_SIZE=str(len(nodes) * args.gpus_per_node),
-                        RANK=str(node_index * args.gpus_per_node + local), LOCAL_RANK=str(local))
-            procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=wenv,
-                                          start_new_session=True))
-        rcs, timed_out = [], False
-        for proc in procs:
-            remaining = max(1.0, timeout_s - (time.time() - started))
-            try:
-                rcs.append(proc.wait(timeout=remaining))
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                for q in procs:
-                    if q.poll() is None:
-                        os.killpg(q.pid, signal.SIGKILL)
-                rcs.append(proc.wait())
-    rc = next((r for r in rcs if r != 0), 0)
-    result = {"rc": rc, "timed_out": timed_out, "duration_s": round(time.time() - started, 3)}
-    if timed_out:
-        result["reason"] = f"killed after the {timeout_s:g} s limit"
-    elif rc != 0:
-        result["reason"] = f"a gloo worker exited with status {rc}"
-    return result
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--case", required=True)
@@ -177,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         # One launch runs every repeat (torch import alone takes tens of seconds in a TCG VM).
         full_env.setdefault("OMP_NUM_THREADS", "1")
         log = os.path.join(args.out_dir, f"workers-{args.this_node or launcher_node}.log")
-        result = run_gloo_workers(cmd, args, full_env, log, args.timeout * args.repeats)
+        result = run_env_workers(cmd, nodes=nodes, this_node=args.this_node or launcher_node,
+                                 procs_per_node=args.gpus_per_node,
+                                 endpoint=args.rdzv_endpoint or "127.0.0.1:29400", env=full_env, log=log,
+                                 timeout_s=args.timeout * args.repeats)
         samples = [dict(result, file=f"r{k}.log", finished=now(), console=os.path.basename(log))
                    for k in range(1, args.repeats + 1)]
         if is_launcher:
