@@ -253,3 +253,27 @@ def test_ddp_train_asked_for_gpus_that_are_not_there_fails_and_says_why(tmp_path
     assert docs == ["real-r1.json", "real-r2.json", "synthetic-r1.json", "synthetic-r2.json"]
     doc = json.loads((tmp_path / "synthetic-r1.json").read_text())
     assert doc["complete"] is False and "sees none" in doc["errors"][0] and "samples_per_s" not in doc
+
+
+def test_make_dataset_generates_once_and_again_only_when_the_request_changes(tmp_path):
+    # The lab flow's first run generates the set on the export and the later runs keep it: this holds the
+    # "kept" rule that the flow's second whole run (DDP left out) no longer exercises.
+    target = tmp_path / "train"
+    args = ["--dir", str(target), "--bytes", str(40 * (1 + 3 * 8 * 8)), "--image-size", "8", "--num-classes", "10",
+            "--shard-bytes", str(16 * (1 + 3 * 8 * 8)), "--procs", "1"]
+
+    def call(extra: list[str]) -> dict:
+        proc = subprocess.run([sys.executable, str(RUNNERS / "make_dataset.py"), *args, *extra],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    first = call([])
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert first["changed"] and manifest["samples"] == 40 and len(manifest["shards"]) == 3
+    assert sum((target / s).stat().st_size for s in manifest["shards"]) == 40 * (1 + 3 * 8 * 8)
+    stamp = (target / "shard-00000.bin").stat().st_mtime_ns
+    assert call([])["changed"] is False                      # kept: nothing rewritten
+    assert (target / "shard-00000.bin").stat().st_mtime_ns == stamp
+    assert call(["--num-classes", "20"])["changed"] is True  # another request: generated again
+    assert not (tmp_path / "train.tmp").exists()
