@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from lab.qemu import qemu_usable
+from lab.runner import default_run_dir
 
 pytestmark = pytest.mark.lab_flow
 
@@ -168,3 +169,54 @@ def test_handover_checks_pass_on_the_live_nodes(lab, first_run):
     proc = _run([str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/handover",
                  "--hosts=ansible://dgx", "--ansible-inventory=inventories/lab"], lab / "handover.log", timeout=1800)
     assert proc.returncode == 0, proc.stdout[-6000:]
+
+
+def _secret_values() -> dict[str, bytes]:
+    """The lab's secrets as `lab up` generated them (lab/.run/secrets, what inventories/lab reads)."""
+    secrets_dir = default_run_dir() / "secrets"
+    values = {p.name: p.read_bytes().strip() for p in sorted(secrets_dir.iterdir()) if p.is_file()}
+    assert values and all(len(v) >= 12 for v in values.values()), \
+        f"expected the lab's generated secrets (at least 12 bytes each) in {secrets_dir}: {sorted(values)}"
+    return values
+
+
+def _files_holding(roots: list[Path], values: dict[str, bytes]) -> list[str]:
+    hits = []
+    for root in roots:
+        for path in ([root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())):
+            data = path.read_bytes()
+            hits += [f"{path}: {name}" for name, value in values.items() if value in data]
+    return hits
+
+
+def test_no_secret_reaches_what_the_runs_wrote(lab, first_run):
+    """Every file the flow's runs wrote on the control node (playbook logs, validation run directories with
+    their reports and raw outputs, the fact cache) and, on the lab's DGX and switch, the temporary
+    directories and the journal (where a module's arguments land unless it runs under no_log): no secret
+    value of the lab inventory appears in any of them. Runs after the other flow tests, so it sees their
+    files too."""
+    values = _secret_values()
+    fact_cache = Path(os.environ["ANSIBLE_CACHE_PLUGIN_CONNECTION"])
+    roots = [lab, fact_cache, *sorted(_run_dirs())]
+    scanned = sum(1 for r in roots for p in ([r] if r.is_file() else r.rglob("*")) if p.is_file())
+    assert scanned >= 10, f"only {scanned} files to scan under {roots}: the runs wrote less than expected"
+    hits = _files_holding(roots, values)
+    patterns = b"\n".join(values.values()) + b"\n"
+    script = "grep -rlsF -f /dev/stdin /tmp /var/tmp /root/.ansible/tmp; echo scan-done"
+    for node in ("dgx01", "dgx02", "sn3700v01"):
+        files = subprocess.run([sys.executable, "-m", "lab", "ssh", node, script], cwd=ROOT, input=patterns,
+                               capture_output=True, timeout=300)
+        out = files.stdout.decode(errors="replace").splitlines()
+        assert out and out[-1] == "scan-done", f"the scan did not run on {node}: {files.stderr[-2000:]!r}"
+        hits += [f"{node}:{line}" for line in out[:-1]]
+        # the journal through its own pipe, patterns again on stdin (never on a command line)
+        journal = subprocess.run([sys.executable, "-m", "lab", "ssh", node,
+                                  "journalctl --no-pager -o cat | grep -cF -f /dev/stdin; echo scan-done"],
+                                 cwd=ROOT, input=patterns, capture_output=True, timeout=300)
+        jout = journal.stdout.decode(errors="replace").split()
+        assert jout and jout[-1] == "scan-done" and jout[0].isdigit(), \
+            f"the journal scan did not run on {node}: {journal.stdout[-500:]!r} {journal.stderr[-2000:]!r}"
+        if int(jout[0]):
+            hits.append(f"{node}: {jout[0]} journal lines")
+    print(f"secret scan: {len(values)} secrets, {scanned} control-node files and 3 nodes scanned, {len(hits)} hits")
+    assert not hits, f"a secret value reached what the runs wrote: {hits}"
