@@ -14,11 +14,9 @@ from ansible.module_utils.dgx_readiness import (
     evaluate,
     failures,
     format_checks,
-    parse_ibstat,
     parse_lsmod,
-)
-from ansible.module_utils.dgx_readiness import (
-    parse_nvidia_smi as parse_smi,
+    read_gpus,
+    read_hcas,
 )
 
 DOCUMENTATION = r"""
@@ -147,14 +145,7 @@ def probe_gpus(module: AnsibleModule, facts: DgxFacts, timeout: int) -> None:
         facts.gpu_probe = ToolResult(present=False)
         return
     rc, out, err = run(module, [smi, f"--query-gpu={NVIDIA_SMI_QUERY}", "--format=csv,noheader"], timeout)
-    if rc != 0:
-        facts.gpu_probe = ToolResult(present=True, error=f"rc {rc}: {(err or out).strip()[:300]}")
-        return
-    try:
-        facts.gpus = parse_smi(out)
-        facts.gpu_probe = ToolResult(present=True)
-    except ValueError as exc:
-        facts.gpu_probe = ToolResult(present=True, error=str(exc))
+    facts.gpus, facts.gpu_probe = read_gpus(rc, out, err)
 
 
 def probe_hcas(module: AnsibleModule, facts: DgxFacts, timeout: int) -> None:
@@ -163,14 +154,7 @@ def probe_hcas(module: AnsibleModule, facts: DgxFacts, timeout: int) -> None:
         facts.hca_probe = ToolResult(present=False)
         return
     rc, out, err = run(module, [ibstat], timeout)
-    if rc != 0 and "No IB devices" not in (out + err):
-        facts.hca_probe = ToolResult(present=True, error=f"rc {rc}: {(err or out).strip()[:300]}")
-        return
-    try:
-        facts.hcas = parse_ibstat(out if rc == 0 else "")
-        facts.hca_probe = ToolResult(present=True)
-    except ValueError as exc:
-        facts.hca_probe = ToolResult(present=True, error=str(exc))
+    facts.hcas, facts.hca_probe = read_hcas(rc, out, err)
 
 
 def probe_fabricmanager(module: AnsibleModule, timeout: int) -> str:

@@ -137,6 +137,8 @@ def parse_ibstat(text: str) -> list[Hca]:
         line = raw.strip()
         match = re.match(r"^CA '([^']+)'", line)
         if match:
+            if any(h.name == match.group(1) for h in hcas):
+                raise ValueError(f"ibstat lists CA '{match.group(1)}' twice: two outputs concatenated or interleaved")
             current = Hca(name=match.group(1), ca_type="", firmware="")
             hcas.append(current)
             port = None
@@ -167,6 +169,32 @@ def parse_ibstat(text: str) -> list[Hca]:
     if text.strip() and not hcas:
         raise ValueError(f"ibstat printed no CA block: {text.strip()[:120]!r}")
     return hcas
+
+
+def _failed(rc: int, out: str, err: str) -> str:
+    """Why a probe that exited non-zero failed: the probe's `timeout` kills with 124."""
+    what = "timed out (rc 124)" if rc == 124 else f"rc {rc}"
+    return f"{what}: {(err or out).strip()[:300]}"
+
+
+def read_gpus(rc: int, out: str, err: str) -> tuple[list[Gpu], ToolResult]:
+    """What an nvidia-smi query that ran tells: the GPUs, or the error every GPU check then fails with."""
+    if rc != 0:
+        return [], ToolResult(present=True, error=_failed(rc, out, err))
+    try:
+        return parse_nvidia_smi(out), ToolResult(present=True)
+    except ValueError as exc:
+        return [], ToolResult(present=True, error=str(exc))
+
+
+def read_hcas(rc: int, out: str, err: str) -> tuple[list[Hca], ToolResult]:
+    """What an ibstat that ran tells: the HCAs (none where it says "No IB devices"), or the error."""
+    if rc != 0 and "No IB devices" not in (out + err):
+        return [], ToolResult(present=True, error=_failed(rc, out, err))
+    try:
+        return parse_ibstat(out if rc == 0 else ""), ToolResult(present=True)
+    except ValueError as exc:
+        return [], ToolResult(present=True, error=str(exc))
 
 
 def parse_lsmod(text: str) -> list[str]:
@@ -224,11 +252,12 @@ def evaluate(facts: DgxFacts, want: Expectations) -> list[Check]:
     if want.hcas > 0:
         ports = [(h.name, p) for h in compute for p in h.ports]
         not_active = [f"{name}/{p.number}:{p.state}" for name, p in ports if p.state != "Active"]
-        checks.append(_check("hca_state", bool(ports) and not not_active, "Active", not_active or "all Active",
+        checks.append(_check("hca_state", bool(ports) and not not_active, "Active",
+                             not_active or ("all Active" if ports else None),
                              "" if ports else "no compute HCA port found"))
         slow = [f"{name}/{p.number}:{p.rate_gbps}" for name, p in ports if p.rate_gbps != want.hca_rate_gbps]
         checks.append(_check("hca_rate", bool(ports) and not slow, want.hca_rate_gbps,
-                             slow or want.hca_rate_gbps, "" if ports else "no compute HCA port found"))
+                             slow or (want.hca_rate_gbps if ports else None), "" if ports else "no compute HCA port found"))
     else:
         checks.append(Check("hca_state", NOT_APPLICABLE, "none", None, "the node model has no HCAs"))
         checks.append(Check("hca_rate", NOT_APPLICABLE, "none", None, "the node model has no HCAs"))

@@ -97,6 +97,8 @@ def parse_ibstat(text: str) -> list[IbPort]:
         line = raw.strip()
         if m := re.match(r"^CA '([^']+)'", line):
             ca, current = m.group(1), None
+            if any(p.ca == ca for p in ports):
+                raise SysinfoParseError(f"CA '{ca}' appears twice: two ibstat outputs concatenated or interleaved")
             continue
         if ca is None:
             continue
@@ -112,7 +114,10 @@ def parse_ibstat(text: str) -> list[IbPort]:
         elif key == "Physical state":
             current.physical_state = value
         elif key == "Rate":
-            current.rate_gbps = int(float(value))
+            try:
+                current.rate_gbps = int(float(value))
+            except ValueError:
+                raise SysinfoParseError(f"{ca} port {current.port}: rate {value!r} is not a number") from None
         elif key == "Link layer":
             current.link_layer = value
     if not ports:

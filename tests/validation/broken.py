@@ -79,6 +79,40 @@ def text(stage: str, case: str, fn: Callable[[str], str], only_first: bool = Fal
     return go
 
 
+def file_text(stage: str, case: str, name: str, fn: Callable[[str], str]):
+    """Replace one raw file of a case (the sysinfo cases hold two tools' outputs side by side)."""
+    def go(run: Path, ctx: dict[str, Any]) -> None:
+        p = _case(run, stage, case) / name
+        p.write_text(fn(p.read_text(encoding="utf-8")), encoding="utf-8")
+    return go
+
+
+def _topo_without_nvlink(gpu: int) -> Callable[[str], str]:
+    """GPU <gpu> reached over PCIe only: its row and column say SYS where they said NV12."""
+    def fn(t: str) -> str:
+        lines = t.splitlines()
+        out = []
+        for line in lines:
+            cells = line.split("\t")
+            if cells[0] == f"GPU{gpu}":
+                cells = [cells[0]] + [c.replace("NV12", "SYS") for c in cells[1:]]
+            elif cells[0].startswith("GPU") and len(cells) > gpu + 1:
+                cells[gpu + 1] = cells[gpu + 1].replace("NV12", "SYS")
+            out.append("\t".join(cells))
+        return "\n".join(out) + "\n"
+    return fn
+
+
+def _ibstat_port(ca: str, field: str, value: str) -> Callable[[str], str]:
+    """Set one field of a CA's port block."""
+    def fn(t: str) -> str:
+        head, sep, rest = t.partition(f"CA '{ca}'\n")
+        block, nxt, tail = rest.partition("CA '")
+        block = re.sub(rf"(\t\t{re.escape(field)}: )[^\n]*", lambda m: m.group(1) + value, block)
+        return head + sep + block + nxt + tail
+    return fn
+
+
 def meta(stage: str, case: str, fn: Callable[[dict[str, Any]], Any]):
     """Edit meta.json in place (fn's return value is ignored)."""
     def go(run: Path, ctx: dict[str, Any]) -> None:
@@ -179,6 +213,7 @@ def _no_rank_lines(host: str) -> Callable[[str], str]:
 S1 = "single-dgx01"
 P12 = "pair-dgx01-dgx02"
 N1 = "node-dgx02"
+D1 = "dgx01"  # a node: its fabric sanity check (ibstat and topo -m of raw/sysinfo/dgx01)
 
 # ------------------------------------------------------------------------------------------- the corpus
 
@@ -312,6 +347,30 @@ CASES: list[Broken] = [
            meta("nccl", S1, lambda m: m["samples"][0].__setitem__("rc", "0"))),
     Broken("crash", "fio expected clients a list", "fio", "aggregate",
            meta("fio", "aggregate", lambda m: _set(m, expected_clients=[f"{ADDR[n]}:8765" for n in NODES]))),
+    # 7. device outputs of the fabric sanity check (ibstat, nvidia-smi topo -m): failed, truncated, doubled
+    Broken("device-output", "ibstat answered ibpanic (no umad)", "nccl", D1, file_text("sysinfo", D1, "ibstat.txt",
+           lambda t: "ibpanic: [4127] main: stat of IB device 'mlx5_0' failed: No such file or directory\n")),
+    Broken("device-output", "ibstat empty", "nccl", D1, file_text("sysinfo", D1, "ibstat.txt", lambda t: "")),
+    Broken("device-output", "ibstat cut off after half the adapters", "nccl", D1,
+           file_text("sysinfo", D1, "ibstat.txt", lambda t: t[:t.index("CA 'mlx5_4'")] + "CA 'mlx5_4'\n\tCA type: MT41")),
+    Broken("device-output", "ibstat printed twice (two nodes' outputs concatenated)", "nccl", D1,
+           file_text("sysinfo", D1, "ibstat.txt", lambda t: t + t)),
+    Broken("device-output", "ibstat rate not a number", "nccl", D1,
+           file_text("sysinfo", D1, "ibstat.txt", _ibstat_port("mlx5_3", "Rate", "unknown"))),
+    Broken("device-output", "a compute port Initializing (no subnet manager)", "nccl", D1,
+           file_text("sysinfo", D1, "ibstat.txt", _ibstat_port("mlx5_6", "State", "Initializing"))),
+    Broken("device-output", "a compute port at HDR100", "nccl", D1,
+           file_text("sysinfo", D1, "ibstat.txt", _ibstat_port("mlx5_7", "Rate", "100"))),
+    Broken("device-output", "topo -m: No devices were found", "nccl", D1,
+           file_text("sysinfo", D1, "topo.txt", lambda t: "No devices were found\n")),
+    Broken("device-output", "topo -m: NVML driver mismatch message", "nccl", D1,
+           file_text("sysinfo", D1, "topo.txt", lambda t: "Failed to initialize NVML: Driver/library version mismatch\n")),
+    Broken("device-output", "topo -m cut off after four GPU rows", "nccl", D1,
+           file_text("sysinfo", D1, "topo.txt", lambda t: "\n".join(t.splitlines()[:5]) + "\n")),
+    Broken("device-output", "topo -m: one GPU reached over PCIe only (NVSwitch lost)", "nccl", D1,
+           file_text("sysinfo", D1, "topo.txt", _topo_without_nvlink(3))),
+    Broken("device-output", "topo -m of binary garbage", "nccl", D1,
+           file_text("sysinfo", D1, "topo.txt", lambda t: "\x00\x7f garbage \ufffd\n" * 10)),
 ]
 
 

@@ -21,7 +21,8 @@ CTX = context_from_inventory(ROOT / "inventories" / "production")
 def test_the_corpus_covers_every_class_of_the_issue_with_at_least_72_runs():
     classes = Counter(c.cls for c in CASES)
     assert len(CASES) >= 72, len(CASES)
-    assert set(classes) == {"non-number", "impossible table", "wrong test", "fio job", "ddp", "repeats", "crash"}
+    assert set(classes) == {"non-number", "impossible table", "wrong test", "fio job", "ddp", "repeats", "crash",
+                            "device-output"}
     assert len({c.what for c in CASES}) == len(CASES), "every case has its own one-line description"
 
 
