@@ -19,13 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import ansible.module_utils
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-for p in (str(HERE), str(ROOT / "module_utils")):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+# the project's module_utils as Ansible ships them (ansible.module_utils.<name>), as tests/conftest.py does;
+# never module_utils/ itself on sys.path, where its files would shadow the modules of library/ by name
+if str(ROOT / "module_utils") not in ansible.module_utils.__path__:
+    ansible.module_utils.__path__.append(str(ROOT / "module_utils"))
 
-import dgx_readiness as dr  # noqa: E402
+import ansible.module_utils.dgx_readiness as dr  # noqa: E402
 from dgx_testlib import dgx_hosts, fixture_text, load_group_vars  # noqa: E402
 
 PROD = load_group_vars("production", "dgx")
