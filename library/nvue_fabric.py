@@ -133,6 +133,11 @@ options:
       model).
     type: bool
     default: false
+  lane_speeds:
+    description: From 5.4, set the breakout mode's speed (and its FEC) on each lane
+      (C(storage_fabric_port_speed_managed)); false leaves the lanes to auto-negotiation.
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
@@ -227,6 +232,7 @@ def main() -> None:
             "fec_by_speed": {"type": "dict"},
             "backup_vrf": {"type": "str"},
             "takeover": {"type": "bool", "default": False},
+            "lane_speeds": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
     )
@@ -247,10 +253,10 @@ def main() -> None:
     try:
         release = _release(module, client, switch, expected)
         result["release"] = str(release)
-        problems = forced_speed_problems(plan, params["fec_by_speed"], release)
+        problems = forced_speed_problems(plan, params["fec_by_speed"], release, params["lane_speeds"])
         if problems:
             module.fail_json(msg=f"{switch}: nothing was changed on this switch:\n  " + "\n  ".join(problems), **result)
-        want = desired(plan, release, params["fec_by_speed"], params["backup_vrf"] or None)
+        want = desired(plan, release, params["fec_by_speed"], params["backup_vrf"] or None, params["lane_speeds"])
         result["desired"] = want
         applied = normalise_vlans(client.get("/", rev="applied", filled=False) or {})
         changes = differences(want, applied)

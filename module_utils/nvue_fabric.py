@@ -36,13 +36,13 @@ def _link(mtu: int, gbps: int | None, fec_by_speed: dict[Any, Any] | None) -> di
 
 
 def forced_speed_problems(plan: dict[str, Any], fec_by_speed: dict[Any, Any] | None,
-                          release: Release | None = None) -> list[str]:
+                          release: Release | None = None, lane_speeds: bool = True) -> list[str]:
     """Ports whose speed the plan forces without an FEC: on Spectrum such a port does not link up."""
     out = []
     forced = [(p["name"], p.get("speed_gbps")) for p in plan.get("ports", [])]
     forced += [(u["name"], u.get("speed_gbps")) for u in plan.get("uplinks", [])]
     for parent, mode in (plan.get("breakouts") or {}).items():
-        lane_speed = breakout_parts(release, mode)[1] if release else None
+        lane_speed = breakout_parts(release, mode)[1] if release and lane_speeds else None
         if lane_speed:
             forced.append((f"{parent} lanes", int(lane_speed.rstrip("G"))))
     for name, gbps in forced:
@@ -54,8 +54,11 @@ def forced_speed_problems(plan: dict[str, Any], fec_by_speed: dict[Any, Any] | N
 
 
 def desired(plan: dict[str, Any], release: Release | None = None, fec_by_speed: dict[Any, Any] | None = None,
-            backup_vrf: str | None = None) -> dict[str, Any]:
-    """The NVUE subtree the role owns, in the key names and breakout format of ``release`` (None: before 5.4)."""
+            backup_vrf: str | None = None, lane_speeds: bool = True) -> dict[str, Any]:
+    """The NVUE subtree the role owns, in the key names and breakout format of ``release`` (None: before 5.4).
+
+    From 5.4 a breakout is "4x" and the lanes' speed is set on each lane; ``lane_speeds=False`` (speeds left to
+    the firmware: storage_fabric_port_speed_managed false) leaves the lanes to auto-negotiation."""
     keys = nvue_keys(release) if release else DEFAULT_KEYS
     bridge = plan["bridge"]
     interfaces: dict[str, Any] = {}
@@ -102,7 +105,7 @@ def desired(plan: dict[str, Any], release: Release | None = None, fec_by_speed: 
     for parent, mode in (plan.get("breakouts") or {}).items():
         value, lane_speed = breakout_parts(release, mode) if release else (mode, None)
         interfaces.setdefault(parent, {}).setdefault("link", {})["breakout"] = {value: {}}
-        if lane_speed:
+        if lane_speed and lane_speeds:
             lanes = int(value.rstrip("x"))
             for lane in range(lanes):
                 name = f"{parent}s{lane}"

@@ -21,7 +21,10 @@ from typing import Any
 from ansible.module_utils.cumulus_release import (
     NEWEST,
     OLDEST,
+    Release,
     ReleaseError,
+    breakout_parts,
+    breakout_syntax,
     fec_for_forced_speed,
     known,
     nvue_api_default_listen,
@@ -578,6 +581,15 @@ def rule_forced_speed_fec(site: Site) -> list[Problem]:
         match = re.fullmatch(r"(\d+)G", str(as_dict(uplink).get("speed", "")))
         if match and fec_for_forced_speed(int(match.group(1)), fec_map) is None:
             missing.setdefault(int(match.group(1)), []).append(f"storage_fabric_uplinks[{pos}]")
+    # From 5.4 a breakout's speed is forced on each lane (module_utils/cumulus_release.py breakout_parts); an
+    # unknown release is judged as a 5.4+ one.
+    for parent, mode in as_dict(site.cluster("storage_fabric_breakouts", "sn3700v")[0]).items():
+        lane_speed = breakout_parts(Release(5, 4), str(mode))[1]
+        releases = [_release_or_none(site.var(s, "sn3700v_cumulus_release")) for s in switches]
+        if lane_speed and any(r is None or breakout_syntax(r) == "lanes" for r in releases):
+            speed = int(lane_speed.rstrip("G"))
+            if fec_for_forced_speed(speed, fec_map) is None:
+                missing.setdefault(speed, []).append(f"the lanes of storage_fabric_breakouts.{parent} ({mode})")
     out = []
     for speed, cables in sorted(missing.items()):
         shown = ", ".join(cables[:3]) + (f" and {len(cables) - 3} more" if len(cables) > 3 else "")
@@ -588,6 +600,13 @@ def rule_forced_speed_fec(site: Site) -> list[Problem]:
                            f"off (10G/40G) to storage_fabric_port_fec, matching the host end; or set "
                            "storage_fabric_port_speed_managed: false to leave speed and FEC to the firmware"))
     return out
+
+
+def _release_or_none(value: Any) -> Release | None:
+    try:
+        return parse_release(value) if value not in (None, "") else None
+    except ReleaseError:
+        return None
 
 
 def rule_cumulus_release(site: Site) -> list[Problem]:

@@ -98,6 +98,8 @@ def test_desired_in_each_release_keys():
     assert new["interface"]["lo"]["ipv4"]["address"] == {"192.0.2.251/32": {}}
     assert new["interface"]["swp29"]["link"]["breakout"] == {"4x": {}}
     assert new["interface"]["swp29s3"]["link"] == {"speed": "25G", "fec": "rs"}
+    firmware = desired(PROD, R("5.15.0"), FEC, "mgmt", lane_speeds=False)  # speeds left to auto-negotiation
+    assert firmware["interface"]["swp29"]["link"]["breakout"] == {"4x": {}} and "swp29s3" not in firmware["interface"]
 
 
 def test_forced_speed_without_fec_is_refused():
@@ -105,6 +107,8 @@ def test_forced_speed_without_fec_is_refused():
     problems = forced_speed_problems(PROD, {40: "off"}, R("5.9"))
     assert problems[0].startswith("swp1: speed 100G is forced but storage_fabric_port_fec has no FEC for 100")
     assert any(p.startswith("swp29 lanes: speed 25G") for p in problems)
+    assert not any("lanes" in p for p in forced_speed_problems(PROD, {40: "off"}, R("5.9"), lane_speeds=False))
+    assert not any("lanes" in p for p in forced_speed_problems(PROD, {40: "off"}, R("5.3")))  # 4x25G in ports.conf
 
 
 def test_vlan_keys_as_typed_are_compared_as_sets():
