@@ -40,6 +40,11 @@ The API, each taking a ``Release``:
 Reading ``/etc/cumulus/ports.conf``: ``parse_ports_conf(text)`` -> ``{"swp1": "4x25G", ...}`` (raises on a line
 that is neither a comment nor ``N=value``); ``breakout_value_syntax(value)`` says which syntax a value is in.
 
+For the files method (agentless, over raw SSH): read ``/etc/lsb-release`` -> ``release_from_lsb``; write
+ports.conf with ``ports_conf_value`` and, where ``breakout_parts`` gives a lane speed, ``link-speed`` on each lane;
+``link-fec`` from ``fec_for_forced_speed`` wherever ``link-speed`` is forced; ``supports_files_method_with_python``
+says whether Ansible modules could run on the switch at all.
+
 Releases before 4.0 (3.7: NCLU, Python 2/3.5, no ``bridge -j``) and after the newest one known here are not
 modelled: ``known(r)`` is False, and preflight refuses them rather than guessing.
 

@@ -1,9 +1,12 @@
 """The storage-fabric plan as an NVUE subtree, and comparisons against NVUE's applied and operational state.
 
 Pure functions: ``desired`` turns the plan (module_utils/cumulus_fabric.py) into the NVUE object tree the role
-owns; ``differences`` lists where the applied configuration does not yet hold it (a subset comparison: NVUE
+owns, in the key names and breakout format of the switch's release (module_utils/cumulus_release.py), with the
+FEC of every forced speed and the MLAG backup IP's VRF; ``forced_speed_problems`` lists forced speeds without an
+FEC; ``normalise_vlans`` rewrites VLAN keys as NVUE keeps them ('10,20,30', '10-20') to one key per VLAN ID;
+``differences`` lists where the applied configuration does not yet hold the tree (a subset comparison: NVUE
 settings outside the subtree are not the role's and are ignored); ``operational_mismatches`` checks the live
-state NVUE reports (MTU, bridge membership, link up, MLAG peer).
+state NVUE reports (MTU, bridge membership, link up, MLAG peer and backup link).
 """
 
 from __future__ import annotations

@@ -526,8 +526,9 @@ def rule_vlans(site: Site) -> list[Problem]:
     return out
 
 
-# Cumulus Linux reserves VLANs 3725-3999 for internal use (switchd.conf resv_vlan_range, the 4.x and 5.x guides'
-# "VLAN-aware Bridge Mode" page); ifupdown2 refuses a bridge VLAN inside it at ifreload.
+# Cumulus Linux reserves VLANs 3725-3999 for internal use (switchd.conf resv_vlan_range); ifupdown2 refuses a bridge
+# VLAN inside it at ifreload: "reserved vlan 3725 being used (reserved vlan range 3725-3999)" (ifupdown2's
+# tests/test_l2.py, test_bridge8_reserved_vlans; tests/fixtures/cumulus/real/SOURCES).
 CUMULUS_RESERVED_VLANS = range(3725, 4000)
 
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.cumulus_release import FEC_MODES
+
 MISSING = object()
 
 
@@ -569,7 +571,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("storage_fabric_speeds_gbps", ListOf(item=Int(1, 400), min_len=1), "sn3700v"),
     # release model, FEC, NVUE takeover, MLAG backup VRF (issue #13; rules in module_utils/cumulus_release.py)
     _v("storage_fabric_port_fec", MapOf(key=OneOf(options=(Int(1, 400), Str(pattern=r"[1-9][0-9]{0,2}"))),
-                                        value=Enum(choices=("rs", "baser", "off"))), "sn3700v", required=False),
+                                        value=Enum(choices=FEC_MODES)), "sn3700v", required=False),
     _v("sn3700v_cumulus_release", Str(nonempty=False, pattern=r"\d+\.\d+(\.\d+)?",
                                       pattern_text="a Cumulus Linux release like 4.2.1 or 5.9.2",
                                       hint='quote it, e.g. "4.2.1"'), "sn3700v", required=False),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from ansible.module_utils.cumulus_fabric import derive_plan
-from ansible.module_utils.cumulus_live import compare
+from ansible.module_utils.cumulus_live import compare, vlans_by_port
 from ansible.module_utils.cumulus_release import (
     Release,
     breakout_syntax,
@@ -107,7 +107,17 @@ def test_clag_status_of_a_real_pair(name, role, backup):
     assert any("CLAG backup link" in m for m in compare(plan, [], [], None, clag, require_link_up=False))
 
 
+def test_bridge_vlan_json_of_ifupdown2_switch_tests():
+    trunk = vlans_by_port(json.loads(text("bridge-vlan-show-j-ifupdown2-bridge1.json")))
+    assert set(trunk) == {"swp_AA_", "swp_BB_", "bridge"}
+    assert sorted(trunk["swp_AA_"]) == list(range(1, 21)) and trunk["swp_AA_"][1] == {"PVID", "Egress Untagged"}
+    assert trunk["swp_BB_"][20] == set()
+    access = vlans_by_port(json.loads(text("bridge-vlan-show-j-ifupdown2-bridge_access.json")))
+    assert access["vxlan500"] == {500: {"PVID", "Egress Untagged"}} and access["br0"] == {1: {"PVID", "Egress Untagged"}}
+
+
 PARSED = {
+    "bridge-vlan-show-j-ifupdown2-bridge1.json", "bridge-vlan-show-j-ifupdown2-bridge_access.json",
     "clag-json-4.2.1-leaf01-suzieq.json", "clag-json-4.2.1-leaf02-suzieq.json", "lsb-release-4.2.0.txt",
     "net-show-version-4.4.0.txt", "ports.conf-4.2-breakout.txt", "ports.conf-5.4-breakout.txt",
     "nvue-5.1-post-revision.json", "nvue-5.1-revision-apply.json", "nvue-5.1-revision-applied.json",

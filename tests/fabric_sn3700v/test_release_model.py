@@ -15,6 +15,7 @@ from ansible.module_utils.cumulus_release import (
     nvue_apply_is_saved,
     nvue_keys,
     nvue_password_gate,
+    nvue_reports_oper_status,
     parse_ports_conf,
     parse_release,
     python_version,
@@ -57,6 +58,7 @@ def test_release_table(release, breakout, python, agent_ok, methods, listen, gat
     assert nvue_password_gate(r) is gate
     assert nvue_apply_is_saved(r) is saved
     assert nvue_keys(r).enable_key == keys
+    assert nvue_reports_oper_status(r) is (r.line >= (5, 11))
 
 
 def test_parse_release_and_lsb():
