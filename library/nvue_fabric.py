@@ -8,8 +8,27 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
-from ansible.module_utils.nvue_client import NvueClient, NvueError, NvueUnreachable
-from ansible.module_utils.nvue_fabric import desired, differences, operational_mismatches, projection
+from ansible.module_utils.cumulus_release import (
+    NEWEST,
+    OLDEST,
+    Release,
+    ReleaseError,
+    known,
+    nvue_api_default_listen,
+    nvue_apply_is_saved,
+    nvue_password_gate,
+    parse_release,
+    release_from_nvue_system,
+)
+from ansible.module_utils.nvue_client import NvueClient, NvueError, NvuePrompt, NvueUnreachable
+from ansible.module_utils.nvue_fabric import (
+    desired,
+    differences,
+    forced_speed_problems,
+    normalise_vlans,
+    operational_mismatches,
+    projection,
+)
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
 from ansible.module_utils.urls import Request
@@ -33,6 +52,19 @@ description:
     C(GET /nvue_v1/mlag)), that is MTU, bridge membership and access VLAN, link up, MLAG peer alive.
   - In check mode only GET requests are made; the diff shows what would change, and when nothing would change the
     operational state is verified as in a normal run.
+  - >-
+    The release is read from C(GET /nvue_v1/system) (and must match O(release) when that is given); the subtree is
+    rendered in that release's key names (5.15 renamed C(mlag enable) to C(mlag state), C(qos roce enable) to
+    C(qos roce state), C(interface ip address) to C(ipv4 address)) and breakout format (C(4x25G) up to 5.3, C(4x) and
+    the speed on each lane from 5.4). Up to 5.8 an applied revision is not saved: the module saves it
+    (C(PATCH /nvue_v1/revision/applied) with C(state save)) whenever the startup configuration lacks the subtree.
+  - >-
+    NVUE takeover: the first NVUE apply on a switch, or one after files were changed outside NVUE, stops at NVUE's
+    "Are you sure?" prompt; confirming it rewrites C(/etc/network/interfaces) and C(frr.conf) from NVUE's model and
+    drops configuration made by hand or by the files method. The module confirms only with O(takeover=true);
+    otherwise the revision ends in C(ays_fail), nothing is applied and the task fails naming
+    C(sn3700v_nvue_takeover).
+  - VLAN keys are compared as sets of VLAN IDs (NVUE keeps C(10,20,30) or C(10-20) as typed).
   - TLS is verified by default; the password is never logged.
 version_added: "0.1.0"
 author: powerscale-dgx-ra
@@ -85,6 +117,27 @@ options:
     description: Timeout of each HTTP request, in seconds.
     type: int
     default: 20
+  release:
+    description: The Cumulus Linux release the inventory expects (C(sn3700v_cumulus_release)); empty to accept what
+      the switch reports.
+    type: str
+  fec_by_speed:
+    description: FEC (rs, baser, off) per forced speed in Gb/s (C(storage_fabric_port_fec)); a forced speed without
+      one fails the task before anything is sent.
+    type: dict
+  backup_vrf:
+    description: VRF of the MLAG backup IP (C(sn3700v_clag_backup_vrf)); empty for the default VRF.
+    type: str
+  takeover:
+    description: Confirm NVUE's prompt on the first NVUE apply (it rewrites the ifupdown2 and FRR files from NVUE's
+      model).
+    type: bool
+    default: false
+  lane_speeds:
+    description: From 5.4, set the breakout mode's speed (and its FEC) on each lane
+      (C(storage_fabric_port_speed_managed)); false leaves the lanes to auto-negotiation.
+    type: bool
+    default: true
 """
 
 EXAMPLES = r"""
@@ -107,6 +160,15 @@ state:
   returned: changed and not check mode
   type: str
   sample: applied
+release:
+  description: The Cumulus Linux release the switch reports.
+  returned: when the switch answered
+  type: str
+  sample: 5.9.2
+saved:
+  description: Whether the applied configuration was saved to the startup configuration (releases up to 5.8).
+  returned: always
+  type: bool
 changes:
   description: Paths of the NVUE tree that differed from the plan before this run (what was, or would be, set).
   returned: always
@@ -166,6 +228,11 @@ def main() -> None:
             "require_link_up": {"type": "bool", "default": True},
             "verify_wait_seconds": {"type": "int", "default": 30},
             "request_timeout": {"type": "int", "default": 20},
+            "release": {"type": "str"},
+            "fec_by_speed": {"type": "dict"},
+            "backup_vrf": {"type": "str"},
+            "takeover": {"type": "bool", "default": False},
+            "lane_speeds": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
     )
@@ -174,32 +241,57 @@ def main() -> None:
     base = f"https://[{host}]:{params['port']}" if ":" in host else f"https://{host}:{params['port']}"
     client = NvueClient(base, _fetcher(module))
     plan = params["plan"]
-    want = desired(plan)
-    result: dict = {"changed": False, "desired": want}
+    switch = plan.get("switch")
+    result: dict = {"changed": False, "saved": False}
+    expected: Release | None = None
+    if params["release"]:
+        try:
+            expected = parse_release(params["release"])
+        except ReleaseError as exc:
+            module.fail_json(msg=f"{switch}: sn3700v_cumulus_release={params['release']!r}: {exc}. Fix: write the "
+                             "switch's release as in /etc/lsb-release, e.g. 5.9.2. Nothing was changed on this switch.")
     try:
-        applied = client.get("/", rev="applied", filled=False) or {}
+        release = _release(module, client, switch, expected)
+        result["release"] = str(release)
+        problems = forced_speed_problems(plan, params["fec_by_speed"], release, params["lane_speeds"])
+        if problems:
+            module.fail_json(msg=f"{switch}: nothing was changed on this switch:\n  " + "\n  ".join(problems), **result)
+        want = desired(plan, release, params["fec_by_speed"], params["backup_vrf"] or None, params["lane_speeds"])
+        result["desired"] = want
+        applied = normalise_vlans(client.get("/", rev="applied", filled=False) or {})
         changes = differences(want, applied)
+        unsaved = []
+        if not nvue_apply_is_saved(release):
+            unsaved = differences(want, normalise_vlans(client.get("/", rev="startup", filled=False) or {}))
         result["changes"] = changes
-        result["changed"] = bool(changes)
+        result["unsaved"] = unsaved
+        result["changed"] = bool(changes or unsaved)
         if module._diff:
             before = projection(want, applied)
             result["diff"] = {
                 "before": json.dumps(before, indent=2, sort_keys=True) + "\n",
                 "after": json.dumps(want, indent=2, sort_keys=True) + "\n",
-                "before_header": f"{plan.get('switch')} NVUE applied",
-                "after_header": f"{plan.get('switch')} storage fabric plan",
+                "before_header": f"{switch} NVUE applied (Cumulus Linux {release})",
+                "after_header": f"{switch} storage fabric plan",
             }
-        if module.check_mode and changes:
+        if module.check_mode and result["changed"]:
             module.exit_json(**result)  # only GETs were made; nothing to verify against yet
         if changes:
             revision = client.create_revision()
             result["revision"] = revision
             client.patch(revision, want)
-            result["state"] = client.apply(revision, timeout=params["apply_timeout"])
-            remaining = differences(want, client.get("/", rev="applied", filled=False) or {})
+            result["state"] = client.apply(revision, timeout=params["apply_timeout"], confirm=params["takeover"])
+            remaining = differences(want, normalise_vlans(client.get("/", rev="applied", filled=False) or {}))
             if remaining:
                 module.fail_json(msg=f"NVUE reports revision {revision} applied, but the applied configuration still "
                                  f"differs from the plan: {'; '.join(remaining[:20])}", **result)
+        if (changes or unsaved) and not nvue_apply_is_saved(release):
+            client.save()
+            result["saved"] = True
+            unsaved_now = differences(want, normalise_vlans(client.get("/", rev="startup", filled=False) or {}))
+            if unsaved_now:
+                module.fail_json(msg=f"{switch}: NVUE accepted the save, but the startup configuration still differs "
+                                 f"from the plan (lost at reboot): {'; '.join(unsaved_now[:20])}", **result)
         if params["verify"]:
             deadline = time.monotonic() + max(0, params["verify_wait_seconds"])
             while True:
@@ -211,13 +303,54 @@ def main() -> None:
                 time.sleep(2)
             result["mismatches"] = mismatches
             if mismatches:
-                module.fail_json(msg=f"the operational state of {plan.get('switch')} does not match the inventory "
+                module.fail_json(msg=f"the operational state of {switch} does not match the inventory "
                                  f"({len(mismatches)} mismatch(es)):\n  " + "\n  ".join(mismatches), **result)
+    except NvuePrompt as exc:
+        module.fail_json(msg=f"{switch}: sn3700v_nvue_takeover=False: {exc}. NVUE asks before its first apply on a "
+                         "switch, after files were changed outside NVUE, and before disruptive changes; confirming "
+                         "rewrites /etc/network/interfaces and /etc/frr/frr.conf from NVUE's model and drops what was "
+                         "configured by hand or by the files method. Nothing was applied. Fix: if NVUE is to own this "
+                         "switch's configuration, set sn3700v_nvue_takeover: true for it; otherwise use "
+                         "storage_fabric_method: files", **result)
     except NvueUnreachable as exc:
-        module.fail_json(msg=f"{plan.get('switch')}: {exc}. Nothing was changed on this switch.", **result)
+        module.fail_json(msg=f"{switch}: {exc}.{_unreachable_hint(expected)} Nothing was changed on this switch.",
+                         **result)
     except NvueError as exc:
-        module.fail_json(msg=f"{plan.get('switch')}: {exc}", **result)
+        module.fail_json(msg=f"{switch}: {exc}{_status_hint(exc, expected)}", **result)
     module.exit_json(**result)
+
+
+def _release(module: AnsibleModule, client: NvueClient, switch: str, expected: Release | None) -> Release:
+    """The release the switch reports (GET /nvue_v1/system), checked against the inventory's."""
+    system = client.get("/system") or {}
+    try:
+        release = release_from_nvue_system(system)
+    except ReleaseError as exc:
+        module.fail_json(msg=f"{switch}: {exc}. Nothing was changed on this switch.")
+    if expected is not None and expected.line != release.line:
+        module.fail_json(msg=f"{switch}: sn3700v_cumulus_release={str(expected)!r} but the switch runs Cumulus Linux "
+                         f"{release}. Fix: set sn3700v_cumulus_release: {release} (or upgrade the switch). Nothing "
+                         "was changed on this switch.", release=str(release))
+    if not known(release):
+        module.fail_json(msg=f"{switch}: Cumulus Linux {release} is outside the releases this role models "
+                         f"({OLDEST[0]}.{OLDEST[1]}-{NEWEST[0]}.{NEWEST[1]}). Fix: check its NVUE changes against "
+                         "module_utils/cumulus_release.py first. Nothing was changed on this switch.",
+                         release=str(release))
+    return release
+
+
+def _unreachable_hint(expected: Release | None) -> str:
+    if expected is not None and nvue_api_default_listen(expected) == "localhost":
+        return (f" Cumulus Linux {expected} serves the NVUE API on localhost only until nginx's nvue.conf listens on "
+                "the management address (see roles/sn3700v/README.md, switch prerequisites).")
+    return ""
+
+
+def _status_hint(exc: NvueError, expected: Release | None) -> str:
+    if exc.status == 403 and (expected is None or nvue_password_gate(expected)):
+        return (". From Cumulus Linux 5.6 the API answers 403 until the cumulus user's default password has been "
+                "changed: change it on the switch (passwd) and put the new one in storage_fabric_password")
+    return ""
 
 
 if __name__ == "__main__":

@@ -118,6 +118,12 @@ def compare(
         else:
             if status.get("peerAlive") is not True:
                 mismatches.append(f"CLAG peer is not alive (clagctl status: peerAlive={status.get('peerAlive')})")
+            if peer.get("backup_ip") and status.get("backupActive") is not True:
+                mismatches.append(
+                    f"CLAG backup link to {peer['backup_ip']} is not active (clagctl status: "
+                    f"backupActive={status.get('backupActive')}, backupIp={status.get('backupIp')}, "
+                    f"backupVrf={status.get('backupVrf')}): the peer's eth0 is in the management VRF by default, so "
+                    "the backup IP needs its VRF (sn3700v_clag_backup_vrf: mgmt)")
             role = status.get("ourRole")
             if role and peer.get("role") in ("primary", "secondary") and status.get("peerAlive") is True \
                     and role != peer["role"] and not str(role).startswith(peer["role"]):

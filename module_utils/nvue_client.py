@@ -21,6 +21,22 @@ APPLIED_STATES = {"applied", "applied_and_saved", "auto_save"}
 FAILED_STATES = {"invalid", "apply_fail", "apply_error", "ays_fail", "ignore_fail", "confirm_fail",
                  "ready_error", "verify_error"}
 APPLY_BODY = {"state": "apply", "auto-prompt": {"ays": "ays_yes"}}
+# Without confirmation NVUE stops at its "Are you sure?" prompt (first NVUE apply, files changed outside NVUE,
+# disruptive changes) and the revision ends in ays_fail instead of overwriting anything.
+APPLY_UNCONFIRMED_BODY = {"state": "apply"}
+SAVE_BODY = {"state": "save", "auto-prompt": {"ays": "ays_yes"}}
+
+
+def revision_state(rev: str, body: Any) -> dict[str, Any]:
+    """A revision's {"state", "transition"} from GET /revision/ID, flat or nested under the revision id.
+
+    The guides show both: {"state": "applied", ...} and, for a revision stopped at a prompt,
+    {"4": {"state": "ays_fail", ...}} (tests/fixtures/cumulus/real/)."""
+    if isinstance(body, dict) and "state" not in body and len(body) == 1:
+        inner = next(iter(body.values()))
+        if isinstance(inner, dict) and "state" in inner:
+            return inner
+    return body if isinstance(body, dict) else {}
 
 
 class NvueError(Exception):
@@ -34,6 +50,10 @@ class NvueError(Exception):
 
 class NvueUnreachable(NvueError):
     """The API could not be reached at all (refused, timed out, TLS failure)."""
+
+
+class NvuePrompt(NvueError):
+    """An unconfirmed apply stopped at NVUE's "Are you sure?" prompt (state ays_fail); nothing was applied."""
 
 
 def error_text(body: Any) -> str:
@@ -86,12 +106,21 @@ class NvueClient:
         return self.call("PATCH", path, body=subtree, query={"rev": rev})
 
     def revision(self, rev: str) -> dict[str, Any]:
-        return self.call("GET", "/revision/" + urllib.parse.quote(rev, safe=""))
+        return revision_state(rev, self.call("GET", "/revision/" + urllib.parse.quote(rev, safe="")))
+
+    def save(self) -> Any:
+        """Save the applied configuration to the startup configuration (needed up to 5.8)."""
+        return self.call("PATCH", "/revision/applied", body=SAVE_BODY)
 
     def apply(self, rev: str, timeout: float, poll: float = 1.0,
-              sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> str:
-        """Apply a revision and wait (bounded) until it is applied; raise with the switch's issues otherwise."""
-        self.call("PATCH", "/revision/" + urllib.parse.quote(rev, safe=""), body=APPLY_BODY)
+              sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+              confirm: bool = True) -> str:
+        """Apply a revision and wait (bounded) until it is applied; raise with the switch's issues otherwise.
+
+        ``confirm``: answer NVUE's "Are you sure?" prompt with yes (ays_yes); without it a revision that prompts
+        ends in ays_fail (NvuePrompt) and nothing is overwritten."""
+        self.call("PATCH", "/revision/" + urllib.parse.quote(rev, safe=""),
+                  body=APPLY_BODY if confirm else APPLY_UNCONFIRMED_BODY)
         deadline = clock() + timeout
         state = "apply"
         while True:
@@ -99,6 +128,9 @@ class NvueClient:
             state = str(info.get("state", ""))
             if state in APPLIED_STATES:
                 return state
+            if state == "ays_fail" and not confirm:
+                raise NvuePrompt(f"NVUE revision {rev} stopped at NVUE's confirmation prompt (ays_fail: "
+                                 f"{error_text(info)}; {(info.get('transition') or {}).get('progress', '')})", body=info)
             if state in FAILED_STATES:
                 raise NvueError(f"NVUE revision {rev} ended in state {state!r}: {error_text(info)}", body=info)
             if clock() >= deadline:

@@ -1,36 +1,82 @@
 """The storage-fabric plan as an NVUE subtree, and comparisons against NVUE's applied and operational state.
 
 Pure functions: ``desired`` turns the plan (module_utils/cumulus_fabric.py) into the NVUE object tree the role
-owns; ``differences`` lists where the applied configuration does not yet hold it (a subset comparison: NVUE
+owns, in the key names and breakout format of the switch's release (module_utils/cumulus_release.py), with the
+FEC of every forced speed and the MLAG backup IP's VRF; ``forced_speed_problems`` lists forced speeds without an
+FEC; ``normalise_vlans`` rewrites VLAN keys as NVUE keeps them ('10,20,30', '10-20') to one key per VLAN ID;
+``differences`` lists where the applied configuration does not yet hold the tree (a subset comparison: NVUE
 settings outside the subtree are not the role's and are ignored); ``operational_mismatches`` checks the live
-state NVUE reports (MTU, bridge membership, link up, MLAG peer).
+state NVUE reports (MTU, bridge membership, link up, MLAG peer and backup link).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
+from ansible.module_utils.cumulus_release import (
+    NvueKeys,
+    Release,
+    breakout_parts,
+    fec_for_forced_speed,
+    nvue_keys,
+)
 
-def _speed(gbps: int | None) -> dict[str, Any]:
-    return {"speed": f"{gbps}G"} if gbps else {}
+# The release whose NVUE keys the plan is rendered with when the caller knows none (the keys before 5.15).
+DEFAULT_KEYS = NvueKeys(enable_key="enable", on="on", ip_key="ip")
+_VLAN_KEY_RE = re.compile(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$")
 
 
-def desired(plan: dict[str, Any]) -> dict[str, Any]:
+def _link(mtu: int, gbps: int | None, fec_by_speed: dict[Any, Any] | None) -> dict[str, Any]:
+    link: dict[str, Any] = {"mtu": mtu, "state": {"up": {}}}
+    if gbps:
+        link["speed"] = f"{gbps}G"
+        fec = fec_for_forced_speed(gbps, fec_by_speed)
+        if fec:
+            link["fec"] = fec
+    return link
+
+
+def forced_speed_problems(plan: dict[str, Any], fec_by_speed: dict[Any, Any] | None,
+                          release: Release | None = None, lane_speeds: bool = True) -> list[str]:
+    """Ports whose speed the plan forces without an FEC: on Spectrum such a port does not link up."""
+    out = []
+    forced = [(p["name"], p.get("speed_gbps")) for p in plan.get("ports", [])]
+    forced += [(u["name"], u.get("speed_gbps")) for u in plan.get("uplinks", [])]
+    for parent, mode in (plan.get("breakouts") or {}).items():
+        lane_speed = breakout_parts(release, mode)[1] if release and lane_speeds else None
+        if lane_speed:
+            forced.append((f"{parent} lanes", int(lane_speed.rstrip("G"))))
+    for name, gbps in forced:
+        if gbps and fec_for_forced_speed(gbps, fec_by_speed) is None:
+            out.append(f"{name}: speed {gbps}G is forced but storage_fabric_port_fec has no FEC for {gbps}; Spectrum "
+                       f"does not bring a forced-speed port up with FEC left to auto. Fix: add {gbps}: rs (or baser/off "
+                       "as the cable needs) to storage_fabric_port_fec, or set storage_fabric_port_speed_managed: false")
+    return out
+
+
+def desired(plan: dict[str, Any], release: Release | None = None, fec_by_speed: dict[Any, Any] | None = None,
+            backup_vrf: str | None = None, lane_speeds: bool = True) -> dict[str, Any]:
+    """The NVUE subtree the role owns, in the key names and breakout format of ``release`` (None: before 5.4).
+
+    From 5.4 a breakout is "4x" and the lanes' speed is set on each lane; ``lane_speeds=False`` (speeds left to
+    the firmware: storage_fabric_port_speed_managed false) leaves the lanes to auto-negotiation."""
+    keys = nvue_keys(release) if release else DEFAULT_KEYS
     bridge = plan["bridge"]
     interfaces: dict[str, Any] = {}
     for port in plan.get("ports", []):
         interfaces[port["name"]] = {
             "type": "swp",
             "description": port["description"],
-            "link": {"mtu": port["mtu"], "state": {"up": {}}, **_speed(port.get("speed_gbps"))},
+            "link": _link(port["mtu"], port.get("speed_gbps"), fec_by_speed),
             "bridge": {"domain": {bridge: {"access": port["access_vlan"]}}},
         }
     for uplink in plan.get("uplinks", []):
         interfaces[uplink["name"]] = {
             "type": "swp",
             "description": uplink["description"],
-            "link": {"mtu": uplink["mtu"], "state": {"up": {}}, **_speed(uplink.get("speed_gbps"))},
+            "link": _link(uplink["mtu"], uplink.get("speed_gbps"), fec_by_speed),
             "bridge": {"domain": {bridge: {}}},
         }
     tree: dict[str, Any] = {
@@ -51,21 +97,59 @@ def desired(plan: dict[str, Any]) -> dict[str, Any]:
             "link": {"mtu": peer["mtu"]},
         }
         tree["mlag"] = {
-            "enable": "on",
+            **keys.enabled(),
             "mac-address": peer["sys_mac"],
             "peer-ip": "linklocal",
             "priority": peer["priority"],
-            "backup": {peer["backup_ip"]: {}},
+            "backup": {peer["backup_ip"]: ({"vrf": backup_vrf} if backup_vrf else {})},
         }
     if plan.get("loopback"):
-        interfaces["lo"] = {"type": "loopback", "ip": {"address": {plan["loopback"]: {}}}}
+        interfaces["lo"] = {"type": "loopback", keys.ip_key: {"address": {plan["loopback"]: {}}}}
     for parent, mode in (plan.get("breakouts") or {}).items():
-        interfaces.setdefault(parent, {}).setdefault("link", {})["breakout"] = {mode: {}}
+        value, lane_speed = breakout_parts(release, mode) if release else (mode, None)
+        interfaces.setdefault(parent, {}).setdefault("link", {})["breakout"] = {value: {}}
+        if lane_speed and lane_speeds:
+            lanes = int(value.rstrip("x"))
+            for lane in range(lanes):
+                name = f"{parent}s{lane}"
+                link = interfaces.setdefault(name, {"type": "swp"}).setdefault("link", {})
+                if "speed" not in link:
+                    link.update({k: v for k, v in _link(0, int(lane_speed.rstrip("G")), fec_by_speed).items()
+                                 if k in ("speed", "fec")})
     roce = plan.get("roce") or {}
     if roce.get("enabled"):
-        tree["qos"] = {"roce": {"enable": "on", "mode": roce.get("mode", "lossless")}}
+        tree["qos"] = {"roce": {**keys.enabled(), "mode": roce.get("mode", "lossless")}}
     tree["interface"] = interfaces
     return tree
+
+
+def vlan_ids(keys: Any) -> set[int]:
+    """VLAN keys as NVUE keeps them ('10', '10-20', '10,20,30') -> the set of VLAN IDs."""
+    vids: set[int] = set()
+    for key in keys or {}:
+        for part in str(key).split(","):
+            low, _, high = part.strip().partition("-")
+            if low.isdigit() and (not high or high.isdigit()):
+                vids |= set(range(int(low), int(high or low) + 1))
+    return vids
+
+
+def normalise_vlans(tree: Any) -> Any:
+    """A copy of an NVUE config whose bridge-domain VLAN keys are one key per VLAN ID.
+
+    NVUE keeps VLAN keys as typed (`nv set bridge domain br_default vlan 10,20,30` stores '10,20,30'), so a key by
+    key comparison with the plan's '10', '20', '30' would PATCH on every run."""
+    out = copy.deepcopy(tree)
+    domains = ((out.get("bridge") or {}).get("domain") or {}) if isinstance(out, dict) else {}
+    for settings in domains.values():
+        vlans = (settings or {}).get("vlan")
+        if isinstance(vlans, dict) and any(not str(k).isdigit() and _VLAN_KEY_RE.match(str(k)) for k in vlans):
+            expanded: dict[str, Any] = {}
+            for key, value in vlans.items():
+                for vid in sorted(vlan_ids([key])) if _VLAN_KEY_RE.match(str(key)) else [key]:
+                    expanded[str(vid)] = copy.deepcopy(value)
+            settings["vlan"] = expanded
+    return out
 
 
 def differences(want: Any, have: Any, path: str = "") -> list[str]:
@@ -116,8 +200,8 @@ def operational_mismatches(plan: dict[str, Any], interfaces: dict[str, Any], mla
         link = live.get("link") or {}
         if link.get("mtu") != mtu:
             out.append(f"{what} {name}: operational MTU {link.get('mtu')}, expected {mtu}")
-        if require_link_up and link.get("oper-status") != "up":
-            out.append(f"{what} {name}: oper-status {link.get('oper-status')!r}, expected 'up'")
+        if require_link_up and oper_status(link) != "up":
+            out.append(f"{what} {name}: oper-status {oper_status(link)!r}, expected 'up'")
         domains = ((live.get("bridge") or {}).get("domain") or {})
         if in_bridge and bridge not in domains:
             out.append(f"{what} {name}: not a member of bridge domain {bridge} (member of {sorted(domains)})")
@@ -139,4 +223,19 @@ def operational_mismatches(plan: dict[str, Any], interfaces: dict[str, Any], mla
             out.append(f"MLAG peer is not alive (peer-alive={None if not mlag else mlag.get('peer-alive')!r})")
         elif peer.get("role") in ("primary", "secondary") and mlag.get("local-role") != peer["role"]:
             out.append(f"MLAG local-role is {mlag.get('local-role')!r}, expected {peer['role']!r}")
+        if peer.get("backup_ip") and (mlag or {}).get("backup-active") is not True:
+            out.append(f"MLAG backup link to {peer['backup_ip']} is not active (backup-active="
+                       f"{(mlag or {}).get('backup-active')!r}): the peer's eth0 is in the management VRF by default, "
+                       "so the backup IP needs its VRF (sn3700v_clag_backup_vrf: mgmt)")
     return out
+
+
+def oper_status(link: dict[str, Any]) -> str | None:
+    """A port's operational state: link.oper-status (documented from 5.11), else the operational link.state
+    ({"up": {}} / {"down": {}}) that earlier releases report; None when NVUE reports neither (fail closed)."""
+    if link.get("oper-status") is not None:
+        return str(link["oper-status"])
+    state = link.get("state")
+    if isinstance(state, dict) and len(state) == 1:
+        return str(next(iter(state)))
+    return None

@@ -18,6 +18,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.cumulus_release import (
+    NEWEST,
+    OLDEST,
+    Release,
+    ReleaseError,
+    breakout_parts,
+    breakout_syntax,
+    fec_for_forced_speed,
+    known,
+    nvue_api_default_listen,
+    parse_release,
+    supported_methods,
+)
 from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
 from ansible.module_utils.preflight_schema import (
     CUMULUS_PORT_RE,
@@ -510,6 +523,126 @@ def rule_vlans(site: Site) -> list[Problem]:
         out.append(Problem(subnet_label, "storage_subnet", subnet_value,
                            "is not the subnet of any storage VLAN (storage_fabric_vlans[].subnet)",
                            "make storage_subnet and the storage VLAN's subnet the same"))
+    return out
+
+
+# Cumulus Linux reserves VLANs 3725-3999 for internal use (switchd.conf resv_vlan_range); ifupdown2 refuses a bridge
+# VLAN inside it at ifreload: "reserved vlan 3725 being used (reserved vlan range 3725-3999)" (ifupdown2's
+# tests/test_l2.py, test_bridge8_reserved_vlans; tests/fixtures/cumulus/real/SOURCES).
+CUMULUS_RESERVED_VLANS = range(3725, 4000)
+
+
+def rule_cumulus_reserved_vlans(site: Site) -> list[Problem]:
+    """No storage VLAN, bridge PVID or CLAG control VLAN in Cumulus Linux's reserved range 3725-3999."""
+    if not site.hosts("sn3700v"):
+        return []
+    out: list[Problem] = []
+    low, high = CUMULUS_RESERVED_VLANS[0], CUMULUS_RESERVED_VLANS[-1]
+    why = (f"is in Cumulus Linux's reserved VLAN range {low}-{high} (switchd.conf resv_vlan_range): ifupdown2 refuses "
+           "it at ifreload and NVUE at apply")
+    vlans, label = site.cluster("storage_fabric_vlans", "sn3700v")
+    for pos, vlan in enumerate(as_list(vlans)):
+        vid = as_dict(vlan).get("id")
+        if is_int(vid) and vid in CUMULUS_RESERVED_VLANS:
+            out.append(Problem(label, f"storage_fabric_vlans[{pos}].id", vid, why,
+                               f"use a VLAN id outside {low}-{high} (2-3724 or 4000-4094)"))
+    clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
+    peer_vlan = as_dict(as_dict(clag).get("peerlink")).get("vlan")
+    if as_dict(clag).get("enabled") and is_int(peer_vlan) and peer_vlan in CUMULUS_RESERVED_VLANS:
+        out.append(Problem(clag_label, "storage_fabric_clag.peerlink.vlan", peer_vlan, why, "use 4094"))
+    return out
+
+
+def rule_forced_speed_fec(site: Site) -> list[Problem]:
+    """A forced port speed needs an explicit FEC (Spectrum: auto-negotiation off and FEC auto does not link up);
+    speed left to the firmware is allowed, with a warning that says what it gives up."""
+    switches = site.hosts("sn3700v")
+    if not switches:
+        return []
+    managed, managed_label = site.cluster("storage_fabric_port_speed_managed", "sn3700v")
+    if managed is False:
+        return [Problem(managed_label, "storage_fabric_port_speed_managed", False,
+                        "port speeds are left to the switch firmware (auto-negotiation, FEC chosen by the firmware, as "
+                        "NVIDIA recommends for Spectrum): a link that trains at a lower speed or with another FEC than "
+                        "the host's is not refused by the fabric stage; only the validation stage's throughput shows it",
+                        "set storage_fabric_port_speed_managed: true with storage_fabric_port_fec where every cable's "
+                        "speed is known (production); keep false where ports have no speed (the lab's virtio NICs)",
+                        WARNING)]
+    fec_map, fec_label = site.cluster("storage_fabric_port_fec", "sn3700v")
+    fec_map = fec_map if isinstance(fec_map, Mapping) else {}
+    missing: dict[int, list[str]] = {}
+    for group in ("dgx", "powerscale"):
+        for host in site.hosts(group):
+            for pos, nic in nics(site, host):
+                speed = nic.get("speed_gbps")
+                if nic.get("switch") in switches and is_int(speed) and fec_for_forced_speed(speed, fec_map) is None:
+                    missing.setdefault(speed, []).append(f"{host} storage_nics[{pos}] ({nic.get('switch')} "
+                                                         f"{nic.get('switch_port')})")
+    for pos, uplink in enumerate(as_list(site.cluster("storage_fabric_uplinks", "sn3700v")[0])):
+        match = re.fullmatch(r"(\d+)G", str(as_dict(uplink).get("speed", "")))
+        if match and fec_for_forced_speed(int(match.group(1)), fec_map) is None:
+            missing.setdefault(int(match.group(1)), []).append(f"storage_fabric_uplinks[{pos}]")
+    # From 5.4 a breakout's speed is forced on each lane (module_utils/cumulus_release.py breakout_parts); an
+    # unknown release is judged as a 5.4+ one.
+    for parent, mode in as_dict(site.cluster("storage_fabric_breakouts", "sn3700v")[0]).items():
+        lane_speed = breakout_parts(Release(5, 4), str(mode))[1]
+        releases = [_release_or_none(site.var(s, "sn3700v_cumulus_release")) for s in switches]
+        if lane_speed and any(r is None or breakout_syntax(r) == "lanes" for r in releases):
+            speed = int(lane_speed.rstrip("G"))
+            if fec_for_forced_speed(speed, fec_map) is None:
+                missing.setdefault(speed, []).append(f"the lanes of storage_fabric_breakouts.{parent} ({mode})")
+    out = []
+    for speed, cables in sorted(missing.items()):
+        shown = ", ".join(cables[:3]) + (f" and {len(cables) - 3} more" if len(cables) > 3 else "")
+        out.append(Problem(fec_label, "storage_fabric_port_fec", fec_map or MISSING,
+                           f"has no FEC for {speed}G, which the role forces on {shown}: with the speed forced "
+                           "(auto-negotiation off) a Spectrum port left on FEC auto does not link up",
+                           f"add {speed}: rs (RS-FEC: 100G, and 25G/50G DAC CA-L) or baser (25G CA-S/CA-N, optics) or "
+                           f"off (10G/40G) to storage_fabric_port_fec, matching the host end; or set "
+                           "storage_fabric_port_speed_managed: false to leave speed and FEC to the firmware"))
+    return out
+
+
+def _release_or_none(value: Any) -> Release | None:
+    try:
+        return parse_release(value) if value not in (None, "") else None
+    except ReleaseError:
+        return None
+
+
+def rule_cumulus_release(site: Site) -> list[Problem]:
+    """sn3700v_cumulus_release, when set, is a release the role models, and the method runs on it
+    (module_utils/cumulus_release.py: files on 4.0-5.x, agentless; nvue from 5.0)."""
+    out: list[Problem] = []
+    for switch in site.hosts("sn3700v"):
+        value = site.var(switch, "sn3700v_cumulus_release")
+        if value in (None, ""):
+            continue
+        label = site.label(switch, "sn3700v_cumulus_release")
+        try:
+            release = parse_release(value)
+        except ReleaseError:
+            continue  # the schema reports the format
+        span = f"{OLDEST[0]}.{OLDEST[1]}-{NEWEST[0]}.{NEWEST[1]}"
+        if not known(release):
+            out.append(Problem(label, "sn3700v_cumulus_release", value,
+                               f"Cumulus Linux {release} is outside the releases the role models ({span}): its "
+                               "breakout syntax, NVUE keys and save step are unknown",
+                               f"run a release in {span}, or add it to module_utils/cumulus_release.py from its guide"))
+            continue
+        method = site.var(switch, "storage_fabric_method")
+        methods = supported_methods(release)
+        if method in ("files", "nvue") and method not in methods:
+            out.append(Problem(site.label(switch, "storage_fabric_method"), "storage_fabric_method", method,
+                               f"{switch} runs Cumulus Linux {release} (sn3700v_cumulus_release), which has no NVUE "
+                               "REST API (NVUE comes with 5.0)",
+                               "use storage_fabric_method: files on Cumulus Linux 4.x, or upgrade the switch to 5.x"))
+        if method == "nvue" and release.major >= 5 and nvue_api_default_listen(release) == "localhost":
+            out.append(Problem(label, "sn3700v_cumulus_release", value,
+                               f"on Cumulus Linux {release} the NVUE API listens on localhost only until nginx's "
+                               "nvue.conf is changed on the switch",
+                               "make nvue.conf listen on the management address first (roles/sn3700v/README.md, "
+                               "switch prerequisites), or upgrade to 5.6 or later", WARNING))
     return out
 
 
@@ -1191,7 +1324,8 @@ def rule_secrets(site: Site) -> list[Problem]:
 RULES: tuple[Callable[[Site], list[Problem]], ...] = (
     rule_schema, rule_mtu, rule_storage_addresses, rule_ipoib_addresses, rule_management_addresses,
     rule_switch_cabling, rule_port_speed,
-    rule_vlans, rule_clag, rule_subnet_manager, rule_hca_ports, rule_node_model, rule_sizing, rule_exports,
+    rule_vlans, rule_cumulus_reserved_vlans, rule_forced_speed_fec, rule_cumulus_release, rule_clag,
+    rule_subnet_manager, rule_hca_ports, rule_node_model, rule_sizing, rule_exports,
     rule_export_clients, rule_nfs_mounts, rule_validation_mounts, rule_server_mapping, rule_smartconnect,
     rule_acceptance, rule_ngc, rule_ngc_driver, rule_tls, rule_secrets,
 )

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.cumulus_release import FEC_MODES
+
 MISSING = object()
 
 
@@ -567,6 +569,14 @@ VARIABLES: tuple[Var, ...] = (
     _v("storage_fabric_port_speed_managed", Bool(), "sn3700v", required=False),
     _v("storage_fabric_user", Str(), "sn3700v"),
     _v("storage_fabric_speeds_gbps", ListOf(item=Int(1, 400), min_len=1), "sn3700v"),
+    # release model, FEC, NVUE takeover, MLAG backup VRF (issue #13; rules in module_utils/cumulus_release.py)
+    _v("storage_fabric_port_fec", MapOf(key=OneOf(options=(Int(1, 400), Str(pattern=r"[1-9][0-9]{0,2}"))),
+                                        value=Enum(choices=FEC_MODES)), "sn3700v", required=False),
+    _v("sn3700v_cumulus_release", Str(nonempty=False, pattern=r"\d+\.\d+(\.\d+)?",
+                                      pattern_text="a Cumulus Linux release like 4.2.1 or 5.9.2",
+                                      hint='quote it, e.g. "4.2.1"'), "sn3700v", required=False),
+    _v("sn3700v_clag_backup_vrf", Str(nonempty=False), "sn3700v", required=False),
+    _v("sn3700v_nvue_takeover", Bool(), "sn3700v", required=False),
     # compute_fabric.yml
     _v("qm8700_api_user", Str(), "qm8700"),
     _v("qm8700_validate_certs", Bool(), "qm8700"),

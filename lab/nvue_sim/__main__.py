@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .model import Switch
+from .releases import DEFAULT, PROFILES
 from .server import serve
 
 
@@ -26,6 +27,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mlag-peer-priority", type=int, default=32768)
     parser.add_argument("--mlag-peer-dead", action="store_true", help="the MLAG peer never answers")
     parser.add_argument("--port-file", help="write the bound port here once listening")
+    parser.add_argument("--release", default=DEFAULT, choices=sorted(PROFILES),
+                        help="the Cumulus Linux release to model (lab/nvue_sim/releases.py)")
+    parser.add_argument("--files-edited", action="store_true",
+                        help="the interfaces/FRR files were changed outside NVUE: the next apply prompts (takeover)")
+    parser.add_argument("--default-password", action="store_true",
+                        help="the cumulus password was never changed (5.6+ answers 403)")
     return parser.parse_args(argv)
 
 
@@ -49,12 +56,16 @@ def main(argv: list[str] | None = None) -> int:
         mlag_peer_alive=not args.mlag_peer_dead,
         mlag_peer_priority=args.mlag_peer_priority,
         user=args.user,
+        release=args.release,
+        files_edited=args.files_edited,
+        default_password=args.default_password,
     )
     server = serve(switch, host, int(port), args.cert, args.key, args.user, password)
     bound = server.server_address[1]
     if args.port_file:
         Path(args.port_file).write_text(f"{bound}\n")
-    print(f"nvue-sim {args.hostname} listening on https://{host}:{bound}/nvue_v1", flush=True)
+    print(f"nvue-sim {args.hostname} (Cumulus Linux {switch.profile.release}) listening on https://{host}:{bound}/nvue_v1",
+          flush=True)
     signal.signal(signal.SIGTERM, _stop)
     try:
         server.serve_forever(poll_interval=0.2)

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .releases import DEFAULT, PROFILES, Profile
+
 
 class ApiError(Exception):
     def __init__(self, status: int, detail: str):
@@ -32,7 +34,7 @@ class ApiError(Exception):
         self.detail = detail
 
     def body(self) -> dict[str, Any]:
-        titles = {400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+        titles = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
                   409: "Conflict"}
         return {"detail": self.detail, "status": self.status, "title": titles.get(self.status, "Error"),
                 "type": "about:blank"}
@@ -43,67 +45,79 @@ class ApiError(Exception):
 IFNAME = r"^[a-zA-Z][a-zA-Z0-9_.-]{0,14}$"
 ON_OFF = {"type": "string", "enum": ["on", "off"]}
 EMPTY = {"type": "object", "properties": {}}
-LINK = {"type": "object", "properties": {
-    "mtu": {"type": "integer", "minimum": 552, "maximum": 9216},
-    "speed": {"type": "string", "pattern": r"^(auto|[0-9]+[MG])$"},
-    "state": {"type": "object", "properties": {"up": EMPTY, "down": EMPTY}},
-    "auto-negotiate": ON_OFF,
-    "fec": {"type": "string", "enum": ["auto", "baser", "rs", "off"]},
-    "breakout": {"type": "object", "keys": r"^([1248]x([0-9]+G)?|disabled|loopback)$", "values": EMPTY},
-}}
-INTERFACE = {"type": "object", "properties": {
-    "type": {"type": "string", "enum": ["swp", "bond", "peerlink", "loopback", "eth", "svi", "sub", "bridge"]},
-    "description": {"type": "string", "maxLength": 256},
-    "link": LINK,
-    "bridge": {"type": "object", "properties": {"domain": {"type": "object", "keys": IFNAME, "values": {
-        "type": "object", "properties": {
-            "access": {"type": "integer", "minimum": 1, "maximum": 4094},
-            "untagged": {"type": ["integer", "string"]},
-            "vlan": {"type": "object", "keys": r"^[0-9]+(-[0-9]+)?$", "values": EMPTY},
-            "stp": {"type": "object", "properties": {"admin-edge": ON_OFF, "auto-edge": ON_OFF, "bpdu-guard": ON_OFF}},
-        }}}}},
-    "bond": {"type": "object", "properties": {
-        "member": {"type": "object", "keys": IFNAME, "values": EMPTY},
-        "mode": {"type": "string", "enum": ["lacp", "static"]},
-        "lacp-bypass": ON_OFF,
-        "mlag": {"type": "object", "properties": {"enable": ON_OFF, "id": {"type": ["integer", "string"]}}},
-    }},
-    "ip": {"type": "object", "properties": {
+# VLAN keys as NVUE takes them: one VLAN, a range, or a list ("nv set bridge domain br_default vlan 10,20,30").
+VLAN_KEYS = r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$"
+
+
+def build_schema(profile: Profile) -> dict[str, Any]:
+    """What a PATCH may contain on this release (types, ranges, enums, key names)."""
+    flag = {"type": "string", "enum": [profile.on, profile.off]}
+    link = {"type": "object", "properties": {
+        "mtu": {"type": "integer", "minimum": 552, "maximum": 9216},
+        "speed": {"type": "string", "pattern": r"^(auto|[0-9]+[MG])$"},
+        "state": {"type": "object", "properties": {"up": EMPTY, "down": EMPTY}},
+        "auto-negotiate": flag,
+        "fec": {"type": "string", "enum": ["auto", "baser", "rs", "off"]},
+        "breakout": {"type": "object", "keys": profile.breakout_pattern, "values": EMPTY},
+    }}
+    address = {"type": "object", "properties": {
         "address": {"type": "object", "keys": r"^(dhcp|[0-9a-fA-F:.]+/[0-9]{1,3})$", "values": EMPTY},
         "vrf": {"type": "string"},
-    }},
-    "vrf": {"type": "string"},
-}}
-SCHEMA = {"type": "object", "properties": {
-    "interface": {"type": "object", "keys": IFNAME, "values": INTERFACE},
-    "bridge": {"type": "object", "properties": {"domain": {"type": "object", "keys": IFNAME, "values": {
-        "type": "object", "properties": {
-            "type": {"type": "string", "enum": ["vlan-aware"]},
-            "untagged": {"type": ["integer", "string"]},
-            "vlan": {"type": "object", "keys": r"^[0-9]+(-[0-9]+)?$", "values": {"type": "object", "properties": {
-                "vni": {"type": "object"}, "ptp": {"type": "object"}, "multicast": {"type": "object"}}}},
-            "stp": {"type": "object"},
-            "mac-address": {"type": "string"},
-            "encap": {"type": "string"},
-        }}}}},
-    "mlag": {"type": "object", "properties": {
-        "enable": ON_OFF,
-        "mac-address": {"type": "string", "pattern": r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$|^auto$"},
-        "peer-ip": {"type": "string"},
-        "priority": {"type": "integer", "minimum": 0, "maximum": 65535},
-        "backup": {"type": "object", "keys": r"^[0-9a-fA-F:.]+$", "values": {"type": "object"}},
-        "init-delay": {"type": "integer", "minimum": 0, "maximum": 900},
-    }},
-    "qos": {"type": "object", "properties": {"roce": {"type": "object", "properties": {
-        "enable": ON_OFF, "mode": {"type": "string", "enum": ["lossless", "lossy"]}}}}},
-    "system": {"type": "object"},
-    "service": {"type": "object"},
-    "router": {"type": "object"},
-    "vrf": {"type": "object"},
-    "acl": {"type": "object"},
-    "evpn": {"type": "object"},
-    "nve": {"type": "object"},
-}}
+    }}
+    interface = {"type": "object", "properties": {
+        "type": {"type": "string", "enum": ["swp", "bond", "peerlink", "loopback", "eth", "svi", "sub", "bridge"]},
+        "description": {"type": "string", "maxLength": 256},
+        "link": link,
+        "bridge": {"type": "object", "properties": {"domain": {"type": "object", "keys": IFNAME, "values": {
+            "type": "object", "properties": {
+                "access": {"type": "integer", "minimum": 1, "maximum": 4094},
+                "untagged": {"type": ["integer", "string"]},
+                "vlan": {"type": "object", "keys": VLAN_KEYS, "values": EMPTY},
+                "stp": {"type": "object", "properties": {"admin-edge": flag, "auto-edge": flag, "bpdu-guard": flag}},
+            }}}}},
+        "bond": {"type": "object", "properties": {
+            "member": {"type": "object", "keys": IFNAME, "values": EMPTY},
+            "mode": {"type": "string", "enum": ["lacp", "static"]},
+            "lacp-bypass": flag,
+            "mlag": {"type": "object", "properties": {profile.enable_key: flag, "id": {"type": ["integer", "string"]}}},
+        }},
+        profile.ip_key: address,
+        "vrf": {"type": "string"},
+    }}
+    return {"type": "object", "properties": {
+        "interface": {"type": "object", "keys": IFNAME, "values": interface},
+        "bridge": {"type": "object", "properties": {"domain": {"type": "object", "keys": IFNAME, "values": {
+            "type": "object", "properties": {
+                "type": {"type": "string", "enum": ["vlan-aware"]},
+                "untagged": {"type": ["integer", "string"]},
+                "vlan": {"type": "object", "keys": VLAN_KEYS, "values": {"type": "object", "properties": {
+                    "vni": {"type": "object"}, "ptp": {"type": "object"}, "multicast": {"type": "object"}}}},
+                "stp": {"type": "object"},
+                "mac-address": {"type": "string"},
+                "encap": {"type": "string"},
+            }}}}},
+        "mlag": {"type": "object", "properties": {
+            profile.enable_key: flag,
+            "mac-address": {"type": "string", "pattern": r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$|^auto$"},
+            "peer-ip": {"type": "string"},
+            "priority": {"type": "integer", "minimum": 0, "maximum": 65535},
+            "backup": {"type": "object", "keys": r"^[0-9a-fA-F:.]+$", "values": {"type": "object", "properties": {
+                "vrf": {"type": "string"}}}},
+            "init-delay": {"type": "integer", "minimum": 0, "maximum": 900},
+        }},
+        "qos": {"type": "object", "properties": {"roce": {"type": "object", "properties": {
+            profile.enable_key: flag, "mode": {"type": "string", "enum": ["lossless", "lossy"]}}}}},
+        "system": {"type": "object"},
+        "service": {"type": "object"},
+        "router": {"type": "object"},
+        "vrf": {"type": "object"},
+        "acl": {"type": "object"},
+        "evpn": {"type": "object"},
+        "nve": {"type": "object"},
+    }}
+
+
+SCHEMA = build_schema(PROFILES[DEFAULT])
 
 _JSON_TYPES = {"integer": int, "string": str, "object": dict}
 
@@ -142,8 +156,8 @@ def validate(value: Any, schema: dict[str, Any], path: str) -> None:
                 validate(sub, schema.get("values", {}), f"{path}/{key}")
 
 
-def schema_at(path: list[str]) -> dict[str, Any]:
-    node = SCHEMA
+def schema_at(path: list[str], schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    node = schema or SCHEMA
     for key in path:
         if "properties" in node:
             if key not in node["properties"]:
@@ -192,9 +206,14 @@ def set_path(tree: dict[str, Any], path: list[str], patch: Any) -> dict[str, Any
 def _vlan_set(keys: dict[str, Any]) -> set[int]:
     vids: set[int] = set()
     for key in keys:
-        low, _, high = str(key).partition("-")
-        vids |= set(range(int(low), int(high or low) + 1))
+        for part in str(key).split(","):
+            low, _, high = part.partition("-")
+            vids |= set(range(int(low), int(high or low) + 1))
     return vids
+
+
+def mlag_enabled(mlag: dict[str, Any]) -> bool:
+    return mlag.get("enable") == "on" or mlag.get("state") == "enabled"
 
 
 def semantic_issues(config: dict[str, Any], hardware_ports: list[str]) -> list[str]:
@@ -240,7 +259,7 @@ def semantic_issues(config: dict[str, Any], hardware_ports: list[str]) -> list[s
             if not 1 <= vid <= 4094:
                 issues.append(f"bridge domain {domain}: VLAN {vid} is out of range 1-4094")
     mlag = config.get("mlag") or {}
-    if mlag.get("enable") == "on":
+    if mlag_enabled(mlag):
         if not any((i or {}).get("type") == "peerlink" for i in interfaces.values()):
             issues.append("MLAG is enabled but no interface of type peerlink is configured")
         if mlag.get("mac-address") in (None, "auto"):
@@ -294,17 +313,28 @@ class Switch:
     mlag_peer_alive: bool = True
     mlag_peer_priority: int = 32768
     user: str = "cumulus"
+    release: str = DEFAULT
+    # The ifupdown2/FRR files were changed outside NVUE (by hand, by the files method): the next apply prompts again.
+    files_edited: bool = False
+    # The cumulus user still has its default password (5.6+: every request answers 403).
+    default_password: bool = False
     data: dict[str, Any] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     def __post_init__(self) -> None:
+        if self.release not in PROFILES:
+            raise ValueError(f"no simulator profile for Cumulus Linux {self.release} (profiles: {sorted(PROFILES)})")
+        self.profile: Profile = PROFILES[self.release]
+        self.schema = build_schema(self.profile)
         if os.path.exists(self.state_path):
             with open(self.state_path, encoding="utf-8") as handle:
                 self.data = json.load(handle)
         if not self.data:
             self.data = {"applied": _default_config(self.hostname), "startup": _default_config(self.hostname),
-                         "revisions": {}, "audit": []}
-            self.save()
+                         "revisions": {}, "audit": [], "nvue_owned": False, "next_revision": 1}
+        if self.files_edited:
+            self.data["nvue_owned"] = False
+        self.save()
 
     # persistence
     def save(self) -> None:
@@ -332,6 +362,9 @@ class Switch:
         for rev in self.data["revisions"].values():
             if rev["state"] == "apply" and now >= rev.get("apply_at", 0):
                 self.data["applied"] = rev["config"]
+                self.data["nvue_owned"] = True  # NVUE has now written the files from its model
+                if self.profile.auto_save:
+                    self.data["startup"] = copy.deepcopy(rev["config"])
                 rev["state"] = "applied"
                 rev["transition"] = {"issue": {}, "progress": ""}
                 changed = True
@@ -341,9 +374,13 @@ class Switch:
     def create_revision(self) -> dict[str, Any]:
         with self.lock:
             self._progress()
-            stamp = time.strftime("%Y-%m-%d_%H.%M.%S", time.gmtime())
-            suffix = "".join(random.choice(string.ascii_uppercase + string.digits) for _ in range(4))
-            rev_id = f"changeset/{self.user}/{stamp}_{suffix}"
+            if self.profile.numeric_revisions:
+                rev_id = str(self.data.get("next_revision", 1))
+                self.data["next_revision"] = int(rev_id) + 1
+            else:
+                stamp = time.strftime("%Y-%m-%d_%H.%M.%S", time.gmtime())
+                suffix = "".join(random.choice(string.ascii_uppercase + string.digits) for _ in range(4))
+                rev_id = f"changeset/{self.user}/{stamp}_{suffix}"
             self.data["revisions"][rev_id] = {
                 "state": "pending", "transition": {"issue": {}, "progress": ""},
                 "config": copy.deepcopy(self.data["applied"]), "created": time.time(),
@@ -368,7 +405,9 @@ class Switch:
                 return {"state": rev_id, "transition": {"issue": {}, "progress": ""}}
             if rev_id not in self.data["revisions"]:
                 raise ApiError(404, f"Revision {rev_id} not found")
-            return self._public(self.data["revisions"][rev_id])
+            public = self._public(self.data["revisions"][rev_id])
+            # Every guide that shows a revision stopped at the prompt (4.4, 5.1, 5.4, ...) shows it nested under its id.
+            return {rev_id: public} if public["state"] == "ays_fail" else public
 
     def _pending(self, rev_id: str) -> dict[str, Any]:
         rev = self.data["revisions"].get(rev_id)
@@ -395,7 +434,7 @@ class Switch:
         with self.lock:
             self._progress()
             rev = self._pending(rev_id)
-            validate(body, schema_at(path), ("/" + "/".join(path)) if path else "")
+            validate(body, schema_at(path, self.schema), ("/" + "/".join(path)) if path else "")
             rev["config"] = set_path(rev["config"], path, body)
             self.audit("PATCH", "/" + "/".join(path) + f"?rev={rev_id}")
             self.save()
@@ -442,12 +481,17 @@ class Switch:
                                      "progress": "Invalid config"}
             else:
                 reasons = disruptive(self.data["applied"], rev["config"])
+                if not self.data.get("nvue_owned"):
+                    reasons.insert(0, "the first NVUE apply (or files changed outside NVUE) overwrites "
+                                      "/etc/network/interfaces and /etc/frr/frr.conf")
                 if reasons and ays != "ays_yes":
+                    # What the guides show for an apply that needed an answer: the prompt timed out.
                     rev["state"] = "ays_fail"
-                    message = ("Are you sure? " + "; ".join(reasons)
-                               + ". Confirm with \"auto-prompt\": {\"ays\": \"ays_yes\"}.")
-                    rev["transition"] = {"issue": {"00000": {"code": "ays", "severity": "warning", "message": message,
-                                                             "data": {"msg": message}}}, "progress": "Aborted"}
+                    rev["prompts"] = reasons
+                    rev["transition"] = {"issue": {"0": {"code": "client_timeout", "data": {},
+                                                         "message": "Timeout while waiting for client response",
+                                                         "severity": "error"}},
+                                         "progress": "Aborted apply after warnings"}
                 else:
                     rev["state"] = "apply"
                     rev["apply_at"] = time.time() + self.apply_delay
@@ -458,6 +502,7 @@ class Switch:
     # operational view
     def operational(self) -> dict[str, Any]:
         applied = self.data["applied"]
+        oper_up: dict[str, bool] = {}
         view = copy.deepcopy(applied)
         interfaces = view.setdefault("interface", {})
         for port in self.hardware_ports:
@@ -475,17 +520,28 @@ class Switch:
                 up = admin_up and any(m not in self.down_ports for m in members)
             else:
                 up = admin_up
-            link["oper-status"] = "up" if up else "down"
+            oper_up[name] = up
+            if self.profile.oper_status:
+                link["oper-status"] = "up" if up else "down"
+            else:
+                link["state"] = {"up": {}} if up else {"down": {}}
+        system = view.setdefault("system", {})
+        system["build"] = f"Cumulus Linux {self.profile.release}"
+        if not self.profile.listens_on_localhost_only:  # 5.6+: the API's own settings are in NVUE's model
+            system.setdefault("api", {"certificate": "self-signed", "port": 8765, "state": "enabled"})
         mlag = view.get("mlag")
         if mlag:
-            enabled = mlag.get("enable") == "on"
+            enabled = mlag_enabled(mlag)
             peer = next((n for n, i in interfaces.items() if i.get("type") == "peerlink"), None)
-            alive = enabled and peer is not None and interfaces[peer]["link"]["oper-status"] == "up" \
+            alive = enabled and peer is not None and oper_up.get(peer, False) \
                 and self.mlag_peer_alive
             mlag["peer-alive"] = alive
             mine = int(mlag.get("priority", 32768))
             mlag["local-role"] = "primary" if mine <= self.mlag_peer_priority else "secondary"
             mlag["peer-role"] = "secondary" if mlag["local-role"] == "primary" else "primary"
             mlag["peer-interface"] = f"{peer}.4094" if peer else None
-            mlag["backup-active"] = False
+            # The peer's backup address is its eth0, which is in the management VRF: only a backup IP configured
+            # with vrf mgmt reaches it.
+            mlag["backup-active"] = alive and any((b or {}).get("vrf") == "mgmt"
+                                                  for b in (mlag.get("backup") or {}).values())
         return view

@@ -57,6 +57,11 @@ def make_handler(switch: Switch, user: str, password: str) -> type[BaseHTTPReque
                                                   "the URL requested.").body(),
                                {"WWW-Authenticate": 'Basic realm="nvue"'})
                     return
+                if switch.profile.password_gate and switch.default_password:
+                    # 5.6+: "you must change the password for the cumulus user; otherwise you see 403 responses".
+                    # The body's wording is not from a capture (the guides show only the status).
+                    raise ApiError(403, "The cumulus user's default password has not been changed; NVUE refuses API "
+                                        "requests until it is")
                 url = urllib.parse.urlsplit(self.path)
                 if not url.path.startswith(PREFIX):
                     raise ApiError(404, f"The requested URL was not found on the server: {url.path}")

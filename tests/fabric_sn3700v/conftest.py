@@ -135,7 +135,10 @@ def fabric_vars(**overrides: Any) -> dict[str, Any]:
     """The storage_fabric group_vars of the lab inventory, for the nvue method against simulators."""
     data = yaml.safe_load((ROOT / "inventories/lab/group_vars/all/storage_fabric.yml").read_text())
     data.update({"storage_fabric_method": "nvue", "storage_fabric_password": PASSWORD,
-                 "sn3700v_verify_wait_seconds": 1, "sn3700v_nvue_apply_timeout": 20})
+                 "sn3700v_verify_wait_seconds": 1, "sn3700v_nvue_apply_timeout": 20,
+                 # the simulated switches are NVUE's: confirm its first-apply prompt (takeover tests set false)
+                 "sn3700v_nvue_takeover": True,
+                 "storage_fabric_port_fec": {100: "rs", 25: "rs", 40: "off"}})
     data.update(overrides)
     return data
 

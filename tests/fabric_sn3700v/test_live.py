@@ -66,8 +66,13 @@ def test_clag_peer_must_be_alive_in_its_role():
               {**port("swp32", master="peerlink"), "linkinfo": {"info_slave_kind": "bond"}}]
     vlans = [{"ifname": p["name"], "vlans": [{"vlan": 100, "flags": ["PVID", "Egress Untagged"]}]}
              for p in PROD_PLAN["ports"]]
-    alive = {"status": {"peerAlive": True, "ourRole": "primary", "peerRole": "secondary"}}
+    alive = {"status": {"peerAlive": True, "ourRole": "primary", "peerRole": "secondary", "backupActive": True}}
     assert compare(PROD_PLAN, links, vlans, None, alive) == []
+    no_backup = {"status": {**alive["status"], "backupActive": False, "backupIp": "192.0.2.32", "backupVrf": None}}
+    assert compare(PROD_PLAN, links, vlans, None, no_backup) == [
+        "CLAG backup link to 192.0.2.32 is not active (clagctl status: backupActive=False, backupIp=192.0.2.32, "
+        "backupVrf=None): the peer's eth0 is in the management VRF by default, so the backup IP needs its VRF "
+        "(sn3700v_clag_backup_vrf: mgmt)"]
     dead = {"status": {"peerAlive": False, "ourRole": "primary"}}
     assert "CLAG peer is not alive (clagctl status: peerAlive=False)" in compare(PROD_PLAN, links, vlans, None, dead)
     assert "clagctl reported nothing: clagd is not running" in compare(PROD_PLAN, links, vlans, None, None)

@@ -50,8 +50,10 @@ def test_apply_states_and_persistence(tmp_path):
     reopened = Switch(path, ports=8)  # a restart keeps the state
     assert reopened.config("applied")["interface"]["swp2"]["link"]["speed"] == "100G"
     assert reopened.revision(bad)["state"] == "invalid"
-    assert reopened.operational()["interface"]["swp2"]["link"]["oper-status"] == "up"
-    assert reopened.operational()["interface"]["swp3"]["link"]["oper-status"] == "down"  # not configured
+    # 5.9 (the default profile) reports the operational state as link.state; link.oper-status comes with 5.11
+    assert reopened.operational()["interface"]["swp2"]["link"]["state"] == {"up": {}}
+    assert reopened.operational()["interface"]["swp3"]["link"]["state"] == {"down": {}}  # not configured
+    assert "oper-status" not in reopened.operational()["interface"]["swp2"]["link"]
 
 
 class FakeSwitch:
@@ -106,3 +108,36 @@ def test_client_wait_is_bounded():
     client = NvueClient("https://127.0.0.1:1", fetch)
     with pytest.raises(NvueError, match=r"still in state 'apply' after 3s"):
         client.apply("changeset/x/1", timeout=3, sleep=lambda _: None, clock=lambda: float(next(ticks)))
+
+
+@pytest.mark.parametrize(("release", "body", "detail"), [
+    ("5.4", {"interface": {"swp49": {"link": {"breakout": {"4x25G": {}}}}}}, "'4x25G' does not match"),
+    ("5.15", {"mlag": {"enable": "on"}}, "Additional properties are not allowed ('enable' was unexpected)"),
+    ("5.15", {"interface": {"lo": {"ip": {"address": {"10.0.0.1/32": {}}}}}}, "('ip' was unexpected)"),
+    ("5.9", {"mlag": {"state": "enabled"}}, "Additional properties are not allowed ('state' was unexpected)"),
+])
+def test_release_profiles_reject_the_other_releases_keys(tmp_path, release, body, detail):
+    sw = Switch(str(tmp_path / "s.json"), release=release)
+    rev = next(iter(sw.create_revision()))
+    with pytest.raises(ApiError) as err:
+        sw.patch(rev, [], body)
+    assert detail in err.value.detail
+
+
+def test_release_profiles_save_ids_and_prompt(tmp_path):
+    old = Switch(str(tmp_path / "53.json"), release="5.3", apply_delay=0)
+    rev = next(iter(old.create_revision()))
+    assert rev.startswith("changeset/cumulus/")
+    old.patch(rev, [], {"interface": {"swp1": {"type": "swp", "link": {"breakout": {"4x25G": {}}}}}})
+    assert old.change_state(rev, {"state": "apply"})["state"] == "ays_fail"  # the first NVUE apply prompts
+    assert old.revision(rev) == {rev: {"state": "ays_fail", "transition": {
+        "issue": {"0": {"code": "client_timeout", "data": {}, "message": "Timeout while waiting for client response",
+                        "severity": "error"}}, "progress": "Aborted apply after warnings"}}}
+    old.change_state(rev, {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    assert old.revision(rev)["state"] == "applied"
+    assert "swp1" not in old.config("startup")["interface"], "up to 5.8 an apply is not saved"
+    old.change_state("applied", {"state": "save"})
+    assert "swp1" in old.config("startup")["interface"]
+    new = Switch(str(tmp_path / "59.json"), release="5.9", apply_delay=0)
+    assert next(iter(new.create_revision())) == "1"
+    assert new.operational()["system"]["build"] == "Cumulus Linux 5.9.2"
