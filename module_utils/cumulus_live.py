@@ -118,6 +118,14 @@ def compare(
         else:
             if status.get("peerAlive") is not True:
                 mismatches.append(f"CLAG peer is not alive (clagctl status: peerAlive={status.get('peerAlive')})")
+            # The backup link (clagd-backup-ip, over the management VRF) keeps a split peerlink from making both
+            # switches primary; clagctl reports whether it works.
+            if peer.get("backup_ip") and status.get("backupActive") is not True:
+                reason = status.get("backupReason") or ""
+                mismatches.append(
+                    f"CLAG backup link to {peer['backup_ip']} is not active (clagctl status: "
+                    f"backupActive={status.get('backupActive')}{', ' + reason if reason else ''}): check "
+                    "sn3700v_clag_backup_ip and sn3700v_clag_backup_vrf (eth0 is in VRF mgmt by default)")
             role = status.get("ourRole")
             if role and peer.get("role") in ("primary", "secondary") and status.get("peerAlive") is True \
                     and role != peer["role"] and not str(role).startswith(peer["role"]):

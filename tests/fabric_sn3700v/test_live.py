@@ -66,8 +66,15 @@ def test_clag_peer_must_be_alive_in_its_role():
               {**port("swp32", master="peerlink"), "linkinfo": {"info_slave_kind": "bond"}}]
     vlans = [{"ifname": p["name"], "vlans": [{"vlan": 100, "flags": ["PVID", "Egress Untagged"]}]}
              for p in PROD_PLAN["ports"]]
-    alive = {"status": {"peerAlive": True, "ourRole": "primary", "peerRole": "secondary"}}
+    alive = {"status": {"peerAlive": True, "ourRole": "primary", "peerRole": "secondary", "backupActive": True,
+                        "backupIp": "192.0.2.32"}}
     assert compare(PROD_PLAN, links, vlans, None, alive) == []
+    # the backup link (clagd-backup-ip ... vrf mgmt) must be up too: without it a split peerlink makes two primaries
+    no_backup = {"status": {**alive["status"], "backupActive": False, "backupReason": "unreachable"}}
+    assert any(m.startswith("CLAG backup link to 192.0.2.32 is not active (clagctl status: backupActive=False, "
+                            "unreachable)") for m in compare(PROD_PLAN, links, vlans, None, no_backup))
+    missing = {"status": {k: v for k, v in alive["status"].items() if k != "backupActive"}}
+    assert any("backupActive=None" in m for m in compare(PROD_PLAN, links, vlans, None, missing))
     dead = {"status": {"peerAlive": False, "ourRole": "primary"}}
     assert "CLAG peer is not alive (clagctl status: peerAlive=False)" in compare(PROD_PLAN, links, vlans, None, dead)
     assert "clagctl reported nothing: clagd is not running" in compare(PROD_PLAN, links, vlans, None, None)
