@@ -104,3 +104,23 @@ def test_config_file_action_block_and_lines(tmp_path):
     assert ports.read_text() == "49=4x25G\n"
     missing = run_action("cumulus_config_file", {"path": str(tmp_path / "none.conf"), "lines": {"1": "x"}})
     assert missing["failed"] and "does not exist on the switch" in missing["msg"]
+
+
+def test_forced_speed_without_fec_is_refused_before_the_switch_is_touched(tmp_path):
+    # files method, speeds forced, 100G cables but no FEC mode for 100G: the role stops at its check and names
+    # host, variable, value and fix; the interfaces file (a path the run could write, here) is never created.
+    from .conftest import fabric_vars, run_playbook, write_inventory
+    from .test_nvue_role import cables, switch_vars
+
+    target = tmp_path / "interfaces"
+    group_vars = fabric_vars(storage_fabric_method="files", storage_fabric_port_speed_managed=True,
+                             sn3700v_link_fec_by_speed={25: "rs"}, sn3700v_interfaces_path=str(target),
+                             storage_fabric_ca_path="")
+    inventory = write_inventory(tmp_path / "hosts.yml", {"swa": switch_vars(1)},
+                                cables("swa", {"dgx01": "swp1"}), group_vars)
+    run = run_playbook(inventory)
+    assert run.stats("swa")["failures"] == 1, run.text()[-3000:]
+    failure = run.failure("swa")
+    assert "swa: sn3700v_link_fec_by_speed={25: 'rs'} has no valid FEC mode" in failure
+    assert "forced port speeds [100] Gb/s" in failure and "Fix:" in failure
+    assert not target.exists()
