@@ -124,3 +124,56 @@ def test_forced_speed_without_fec_is_refused_before_the_switch_is_touched(tmp_pa
     assert "swa: sn3700v_link_fec_by_speed={25: 'rs'} has no valid FEC mode" in failure
     assert "forced port speeds [100] Gb/s" in failure and "Fix:" in failure
     assert not target.exists()
+
+
+# Actions that never run Python on the switch: the controller-side ones (assert, set_fact, meta, include_tasks,
+# debug), raw, and the role's agentless action plugins.
+AGENTLESS = {"ansible.builtin.assert", "ansible.builtin.set_fact", "ansible.builtin.meta", "ansible.builtin.debug",
+             "ansible.builtin.include_tasks", "ansible.builtin.raw", "cumulus_interfaces", "cumulus_config_file",
+             "cumulus_fabric_verify"}
+TASK_KEYS = {"name", "when", "register", "notify", "vars", "changed_when", "failed_when", "check_mode", "become",
+             "listen", "delegate_to", "block", "tags", "loop", "run_once", "apply", "no_log"}
+
+
+def _actions(tasks: list[dict]) -> list[tuple[str, str, bool]]:
+    out = []
+    for task in tasks:
+        if "block" in task:
+            out += _actions(task["block"])
+            continue
+        action = next(k for k in task if k not in TASK_KEYS)
+        out.append((task.get("name", ""), action, task.get("delegate_to") == "localhost"))
+    return out
+
+
+def test_files_method_and_handlers_run_no_module_on_the_switch():
+    import yaml
+
+    from .inventory_data import ROOT
+
+    role = ROOT / "roles/sn3700v"
+    tasks = yaml.safe_load((role / "tasks/files.yml").read_text())
+    handlers = yaml.safe_load((role / "handlers/main.yml").read_text())
+    on_switch = [(name, action) for name, action, local in _actions(tasks) + _actions(handlers)
+                 if not local and action not in AGENTLESS]
+    assert on_switch == [], f"these would need Python on the switch: {on_switch}"
+    plugins = {p.stem for p in (ROOT / "plugins/action").glob("cumulus_*.py")}
+    assert {"cumulus_interfaces", "cumulus_config_file", "cumulus_fabric_verify"} <= plugins
+
+
+def test_breakout_reloads_switchd_then_ifupdown2():
+    import yaml
+
+    from .inventory_data import ROOT
+
+    role = ROOT / "roles/sn3700v"
+    handlers = yaml.safe_load((role / "handlers/main.yml").read_text())
+    order = [h["name"] for h in handlers]
+    by_name = {h["name"]: h for h in handlers}
+    # Ansible runs handlers in the order they are written, whatever order they were notified in.
+    assert order.index("Reload switchd") < order.index("Reload ifupdown2 interfaces")
+    assert by_name["Reload switchd"]["ansible.builtin.raw"] == "systemctl reload switchd.service"
+    assert "restart" not in str(handlers)
+    breakout = next(t for t in yaml.safe_load((role / "tasks/files.yml").read_text())
+                    if "ports.conf" in t.get("name", ""))
+    assert breakout["notify"] == ["Reload switchd", "Reload ifupdown2 interfaces"]
