@@ -59,8 +59,9 @@ def action_runner(action: Any) -> Run:
     ansible.builtin.raw sends it), without a TTY so that the output is exact (a TTY turns every newline of a
     file read with cat into CRLF and mixes stderr into stdout)."""
     connection = action._connection
-    if connection.has_option("use_tty"):
-        connection.set_option("use_tty", False)
+    for option in ("use_tty", "pty"):  # ssh's and paramiko_ssh's names for it
+        if connection.has_option(option):
+            connection.set_option(option, False)
 
     def run(command: str) -> Raw:
         return raw_result(command, action._low_level_execute_command(command, sudoable=True))
