@@ -174,3 +174,39 @@ ROLE_ENABLE_UNITS: dict[str, tuple[str, ...]] = {
     "storage": ("nfs-server.service", "onefs-sim.service"),
     "switch": ("frr.service",),
 }
+
+# The switch image models a Cumulus Linux whose Python Ansible refuses: Cumulus Linux 4.0-4.4 and 5.0-5.8
+# ship Python 3.7.3 and ansible-core 2.19 runs modules only on Python >= 3.8, so on the reference's release
+# (4.2.1) the fabric role must work without Python on the switch (roles/sn3700v: everything over `raw`).
+# ifupdown2 and frr-reload.py are Python programs, as on Cumulus, so the interpreter stays, out of PATH:
+# the binary moves to /usr/lib/cumulus-python/bin (Python still finds its standard library under /usr, the
+# first prefix above that directory with lib/python3.X/os.py), every executable script whose shebang names
+# /usr/bin/python3 (or `env python3`) is rewritten to it, and /usr/bin/python3* are gone. Ansible's
+# interpreter discovery (`command -v python3.X`, /usr/bin/python3, ...) finds nothing there. The build
+# fails unless ifupdown2 and frr-reload.py still start and no python is left in PATH.
+SWITCH_PYTHON_DIR = "/usr/lib/cumulus-python/bin"
+SWITCH_PYTHON_SCRIPT = f"""set -eu
+dest={SWITCH_PYTHON_DIR}
+real=$(readlink -f /usr/bin/python3)
+mkdir -p "$dest"
+mv "$real" "$dest/${{real##*/}}"
+ln -sf "${{real##*/}}" "$dest/python3"
+rm -f /usr/bin/python3 /usr/bin/python3-config
+find /usr/bin /usr/sbin /usr/lib /usr/share /usr/local /etc -xdev -type f -perm /111 -size -4M 2>/dev/null |
+while IFS= read -r f; do
+  if head -n 1 "$f" 2>/dev/null | grep -aqE '^#! *(/usr/bin/python3(\\.[0-9]+)?|/usr/bin/env +python3(\\.[0-9]+)?)([[:space:]]|$)'; then
+    sed -i -E '1s@^#! *(/usr/bin/python3(\\.[0-9]+)?|/usr/bin/env +python3(\\.[0-9]+)?)@#!'"$dest"'/python3@' "$f"
+  fi
+done
+for name in python3 python3.11 python; do
+  if PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v "$name"; then
+    echo "lab switch image: $name is still in PATH" >&2; exit 1
+  fi
+done
+head -n 1 /usr/sbin/ifreload | grep -q "$dest/python3"
+/usr/sbin/ifquery --help >/dev/null
+head -n 1 /usr/lib/frr/frr-reload.py | grep -q "$dest/python3"
+/usr/lib/frr/frr-reload.py --help >/dev/null
+"""
+# Shell scripts run in the chroot at the end of a role's build (part of the recipe: changing one rebuilds).
+ROLE_BUILD_SCRIPTS: dict[str, tuple[str, ...]] = {"switch": (SWITCH_PYTHON_SCRIPT,)}

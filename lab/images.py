@@ -124,6 +124,7 @@ def role_hash(recipe: Recipe, role: str) -> str:
             "enable": [image_files.ENABLE_UNITS, image_files.ROLE_ENABLE_UNITS.get(role, ())],
             "disable": image_files.DISABLE_UNITS,
             "mask": image_files.MASK_UNITS,
+            "scripts": image_files.ROLE_BUILD_SCRIPTS.get(role, ()),
         }
     )
 
@@ -330,6 +331,8 @@ def _finish_rootfs(root: Path, role: str, log: Log, logfile: Path) -> None:
     _run([*chroot, "update-initramfs", "-u", "-k", "all"], log, logfile=logfile)
     _run([*chroot, "passwd", "-l", "root"], log, logfile=logfile)
     _run([*chroot, "apt-get", "clean"], log, logfile=logfile)
+    for script in image_files.ROLE_BUILD_SCRIPTS.get(role, ()):
+        _run([*chroot, "/bin/sh", "-c", script], log, logfile=logfile)
     # Per-VM identity comes from the config disk / first boot: no shared host keys or machine-id.
     for key in (root / "etc/ssh").glob("ssh_host_*"):
         key.unlink()

@@ -1,13 +1,6 @@
 #!/usr/bin/python
-"""Check a Cumulus/ifupdown2 switch's live state against the storage-fabric plan."""
-
-from __future__ import annotations
-
-import json
-import time
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.cumulus_live import compare
+"""Documentation of cumulus_fabric_verify, which runs as an action plugin (plugins/action/cumulus_fabric_verify.py):
+the switch needs no Python; its commands' JSON is parsed on the control node."""
 
 DOCUMENTATION = r"""
 ---
@@ -22,6 +15,10 @@ description:
     loopback address is on lo.
   - Retries for up to I(wait_seconds) (links and CLAG take a moment after C(ifreload -a)), then fails with every
     mismatch, each naming the interface, what was expected and what the switch reports.
+  - "Agentless: runs on the control node (action plugin); the commands run on the switch as plain shell
+    commands and their JSON is parsed here. A command that fails or prints anything but JSON fails the task
+    (fail closed); C(clagctl -j) failing is reported as clagd not running."
+  - When the plan has a peerlink, the CLAG backup link must be active too (C(backupActive) in C(clagctl -j)).
   - Read-only; runs in check mode too.
 version_added: "0.1.0"
 author: powerscale-dgx-ra
@@ -72,76 +69,3 @@ repaired:
   type: list
   elements: str
 """
-
-
-def _json(module: AnsibleModule, args: list[str], required: bool = True):
-    rc, out, err = module.run_command(args)
-    if rc != 0:
-        if not required:
-            return None
-        module.fail_json(msg=f"{' '.join(args)} failed (rc={rc}): {err.strip() or out.strip()}", rc=rc)
-    try:
-        return json.loads(out or "null")
-    except ValueError as exc:
-        module.fail_json(msg=f"{' '.join(args)} printed no JSON ({exc}): {out[:500]}")
-    return None
-
-
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "plan": {"type": "dict", "required": True},
-            "require_link_up": {"type": "bool", "default": True},
-            "wait_seconds": {"type": "int", "default": 30},
-            "repair_command": {"type": "str", "default": ""},
-        },
-        supports_check_mode=True,
-    )
-    plan = module.params["plan"]
-    repair = module.params["repair_command"]
-    # With a repair at hand, do not wait long for a state that a reload would fix anyway.
-    first_wait = min(module.params["wait_seconds"], 10) if repair else module.params["wait_seconds"]
-    mismatches = _mismatches(module, plan, first_wait)
-    repaired: list[str] = []
-    if mismatches and repair and module.check_mode:
-        module.exit_json(changed=True, mismatches=mismatches, repaired=[],
-                         msg=f"would run `{repair}` to repair: " + "; ".join(mismatches))
-    if mismatches and repair:
-        rc, out, err = module.run_command(repair, use_unsafe_shell=False)
-        if rc != 0:
-            module.fail_json(msg=f"the live state differed ({'; '.join(mismatches)}) and `{repair}` failed (rc={rc}): "
-                             f"{(err or out).strip()}", mismatches=mismatches)
-        repaired = mismatches
-        mismatches = _mismatches(module, plan, module.params["wait_seconds"])
-    checked = [p["name"] for p in plan.get("ports", [])] + [u["name"] for u in plan.get("uplinks", [])]
-    if mismatches:
-        module.fail_json(
-            msg=f"the live state of {plan.get('switch')} does not match the inventory ({len(mismatches)} "
-            "mismatch(es)):\n  " + "\n  ".join(mismatches),
-            mismatches=mismatches,
-            checked=checked,
-            repaired=repaired,
-        )
-    module.exit_json(changed=bool(repaired), mismatches=[], checked=checked, repaired=repaired)
-
-
-def _mismatches(module: AnsibleModule, plan: dict, wait_seconds: int) -> list[str]:
-    deadline = time.monotonic() + max(0, wait_seconds)
-    while True:
-        ip_link = _json(module, ["ip", "-d", "-j", "link", "show"])
-        bridge_vlan = _json(module, ["bridge", "-j", "vlan", "show"])
-        lo_addr = _json(module, ["ip", "-j", "addr", "show", "dev", "lo"])
-        clag = None
-        if plan.get("peerlink"):
-            clagctl = module.get_bin_path("clagctl")
-            if clagctl is None:
-                module.fail_json(msg="the plan has a CLAG peerlink but clagctl is not installed on this switch")
-            clag = _json(module, [clagctl, "-j"], required=False)
-        mismatches = compare(plan, ip_link, bridge_vlan, lo_addr, clag, module.params["require_link_up"])
-        if not mismatches or time.monotonic() >= deadline:
-            return mismatches
-        time.sleep(2)
-
-
-if __name__ == "__main__":
-    main()

@@ -218,7 +218,7 @@ def foreign_definitions(text: str, owned: list[str]) -> list[str]:
 # ifupdown2 options the role's templates may emit. ifupdown2's own syntax check (ifup -s) accepts an unknown
 # option name silently, so a template typo is caught here instead.
 KNOWN_OPTIONS = {
-    "address", "alias", "mtu", "link-speed", "link-duplex", "link-autoneg", "link-type",
+    "address", "alias", "mtu", "link-speed", "link-duplex", "link-autoneg", "link-fec", "link-type",
     "bridge-access", "bridge-vids", "bridge-pvid", "bridge-ports", "bridge-vlan-aware",
     "bond-slaves", "bond-mode", "bond-lacp-rate", "bond-min-links", "bond-lacp-bypass-allow", "clag-id",
     "clagd-peer-ip", "clagd-backup-ip", "clagd-sys-mac", "clagd-priority", "clagd-args",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jinja2
 import pytest
+import yaml
 from ansible.module_utils.cumulus_fabric import derive_plan
 from ansible.module_utils.cumulus_ifupdown import BEGIN_MARK, END_MARK, check, merge, parse, unknown_options
 
@@ -42,7 +43,13 @@ def render(template: str, inventory: str, switch: str, **overrides) -> str:
     assert problems == []
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), trim_blocks=True,
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    return env.get_template(template).render(sn3700v_plan=plan.as_dict(), inventory_hostname=switch)
+    defaults = yaml.safe_load((ROOT / "roles/sn3700v/defaults/main.yml").read_text())
+    # what tasks/files.yml's set_fact makes of storage_fabric_port_fec (the production inventory's map)
+    site = yaml.safe_load((ROOT / "inventories/production/group_vars/all/storage_fabric.yml").read_text())
+    fec = {int(k): str(v) for k, v in site["storage_fabric_port_fec"].items()}
+    return env.get_template(template).render(
+        sn3700v_plan=plan.as_dict(), inventory_hostname=switch, sn3700v_fec_by_speed=fec,
+        sn3700v_clag_backup_vrf=defaults["sn3700v_clag_backup_vrf"])
 
 
 def stanza(text: str, name: str):
@@ -63,10 +70,13 @@ def test_production_stanzas_carry_the_inventory():
     assert swp1.option("alias") == ["dgx01 enp225s0f0"]
     assert swp1.option("mtu") == ["9216"] and swp1.option("link-speed") == ["100000"]
     assert swp1.option("bridge-access") == ["100"]
+    # a forced speed always comes with its FEC (autoneg off + FEC auto leaves a Spectrum port down)
+    assert swp1.option("link-autoneg") == ["off"] and swp1.option("link-fec") == ["rs"]
     assert stanza(text, "swp17").option("link-speed") == ["40000"]
+    assert stanza(text, "swp17").option("link-fec") == ["off"]
     assert stanza(text, "peerlink").option("bond-slaves") == ["swp31 swp32"]
     clag = stanza(text, "peerlink.4094")
-    assert clag.option("clagd-backup-ip") == ["192.0.2.32"] and clag.option("clagd-priority") == ["1000"]
+    assert clag.option("clagd-backup-ip") == ["192.0.2.32 vrf mgmt"] and clag.option("clagd-priority") == ["1000"]
     assert clag.option("clagd-sys-mac") == ["44:38:39:ff:40:94"] and clag.option("clagd-peer-ip") == ["linklocal"]
     bridge = stanza(text, "br_default")
     assert bridge.option("bridge-ports") == ["swp1 swp2 swp17 swp18 swp19 swp20 peerlink"]

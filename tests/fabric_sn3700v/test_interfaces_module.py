@@ -1,11 +1,10 @@
-"""cumulus_interfaces (in-process) on a temporary interfaces file: the switch's own checker is stood in for by
-small commands, since ifupdown2 belongs on the switch, not on the control node."""
+"""cumulus_interfaces (the agentless action plugin, run ad hoc over the local connection) on a temporary interfaces
+file: the switch's own checker is stood in for by small commands, since ifupdown2 belongs on the switch, not on
+the control node."""
 
 from __future__ import annotations
 
-import sys
-
-from .conftest import run_module
+from .conftest import run_action as run_module
 from .test_files_render import CUMULUS_DEFAULT, render
 
 
@@ -19,7 +18,7 @@ def test_install_noop_check_and_rejections(tmp_path):
     main = CUMULUS_DEFAULT.replace("source /etc/network/interfaces.d/*.intf", f"source {tmp_path}/interfaces.d/*.intf")
     path.write_text(main)
     common = {"path": str(path), "stanzas": stanzas, "owned": owned, "backup": False}
-    ok_check = f"{sys.executable} -c \"import sys; open(sys.argv[1]).read()\" %s"
+    ok_check = "test -s %s"
     reject = "sh -c 'echo \"error: %s: line 12: swp1: unsupported attribute link-sped\" >&2; exit 1'"
 
     site = tmp_path / "interfaces.d" / "site.intf"
@@ -40,6 +39,8 @@ def test_install_noop_check_and_rejections(tmp_path):
     text = path.read_text()
     assert "gateway 192.0.2.1" in text and "iface swp1" in text and "vrf-table auto" in text
     assert oct(path.stat().st_mode & 0o777) == "0o644"
+    assert not list(tmp_path.glob(".interfaces.*")), "a candidate was left behind"
+    assert len(list(tmp_path.glob("interfaces.*~"))) == 0, "backup: false made a copy"
 
     # a template typo that ifupdown2's syntax check would let through
     typo = run_module("cumulus_interfaces", {**common, "stanzas": stanzas.replace("bridge-access", "bridge-acess"),

@@ -73,6 +73,8 @@ def test_clag_peer_must_be_alive_in_its_role():
         "CLAG backup link to 192.0.2.32 is not active (clagctl status: backupActive=False, backupIp=192.0.2.32, "
         "backupVrf=None): the peer's eth0 is in the management VRF by default, so the backup IP needs its VRF "
         "(sn3700v_clag_backup_vrf: mgmt)"]
+    missing = {"status": {k: v for k, v in alive["status"].items() if k != "backupActive"}}
+    assert any("backupActive=None" in m for m in compare(PROD_PLAN, links, vlans, None, missing))
     dead = {"status": {"peerAlive": False, "ourRole": "primary"}}
     assert "CLAG peer is not alive (clagctl status: peerAlive=False)" in compare(PROD_PLAN, links, vlans, None, dead)
     assert "clagctl reported nothing: clagd is not running" in compare(PROD_PLAN, links, vlans, None, None)

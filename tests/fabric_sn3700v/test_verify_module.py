@@ -1,13 +1,12 @@
-"""cumulus_fabric_verify in-process, with stand-ins for `ip`/`bridge` that print the switch's JSON:
+"""cumulus_fabric_verify (the agentless action plugin, ad hoc over the local connection), with stand-ins for `ip`/`bridge` that print the switch's JSON:
 mismatch reported, repaired by the repair command, or (check mode) reported as a change that would be made."""
 
 from __future__ import annotations
 
 import json
-import os
 import stat
 
-from .conftest import run_module as conftest_run_module
+from .conftest import run_action
 from .test_live import LAB_PLAN, lab_live
 
 
@@ -34,13 +33,15 @@ def _stand_ins(tmp_path):
     return bin_dir
 
 
+BIN: dict[str, str] = {}
+
+
 def run_module(args: dict, check: bool = False) -> dict:
-    return conftest_run_module("cumulus_fabric_verify", args, check=check)
+    return run_action("cumulus_fabric_verify", args, check=check, path_prefix=BIN["dir"])
 
 
-def test_report_check_mode_and_repair(tmp_path, monkeypatch):
-    bin_dir = _stand_ins(tmp_path)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+def test_report_check_mode_and_repair(tmp_path):
+    BIN["dir"] = str(_stand_ins(tmp_path))
     plan = LAB_PLAN
     report = run_module({"plan": plan, "wait_seconds": 0})
     assert report["failed"]
