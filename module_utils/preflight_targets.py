@@ -94,6 +94,17 @@ UNREACHABLE_FIX = ("check ansible_host, ansible_port, ansible_user and the SSH k
                    "-e preflight_offline=true to check the inventory only")
 
 
+# Groups whose role runs no Ansible module on the target, so the target needs no Python for it: the sn3700v
+# role's files method sends plain shell commands (Cumulus Linux 4.0-4.4 and 5.0-5.8 ship Python 3.7.3, which
+# ansible-core 2.19 refuses) and its nvue method talks to the REST API from the control node.
+AGENTLESS_GROUPS = ("sn3700v",)
+
+
+def min_python_for(group: str, configured: str) -> str:
+    """The Python a target of this group must have for the project's roles ("" = none)."""
+    return "" if group in AGENTLESS_GROUPS else configured
+
+
 def check_target(host: str, result: Mapping[str, Any], req: Requirement) -> list[Problem]:
     """Rows for one target from its registered `raw` result (fail closed: no data is a failed check)."""
     if result.get("unreachable"):

@@ -64,6 +64,14 @@ def test_old_python_fails_on_cumulus_4():
     assert variables(rows) == [("sn3700v01", "preflight_min_python")]
 
 
+def test_the_agentless_switch_role_needs_no_python_on_cumulus_4():
+    # the sn3700v role sends the switch shell commands only: Cumulus 4.2.1's Python 3.7 is no obstacle
+    req = targets.Requirement(supported_os=SWITCH_REQ.supported_os, os_var=SWITCH_REQ.os_var,
+                              min_python=targets.min_python_for("sn3700v", "3.8"), python_var="preflight_min_python")
+    assert targets.check_target("sn3700v01", result(CUMULUS), req) == []
+    assert targets.min_python_for("powerscale", "3.8") == "3.8"
+
+
 def test_cumulus_5_passes():
     text = CUMULUS.replace("4.2.1", "5.9.1").replace("3.7.3", "3.9.2")
     assert targets.check_target("sn3700v01", result(text), SWITCH_REQ) == []

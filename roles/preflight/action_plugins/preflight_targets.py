@@ -72,7 +72,8 @@ class ActionModule(ActionBase):
                 req = targets.Requirement(
                     supported_os=dict(lookup(view, "preflight_target_os", {}) or {}).get(group, []),
                     os_var=f"preflight_target_os.{group}",
-                    min_python=str(lookup(view, "preflight_min_python", "")), python_var="preflight_min_python")
+                    min_python=targets.min_python_for(group, str(lookup(view, "preflight_min_python", ""))),
+                    python_var="preflight_min_python")
             rows += [p.as_dict() for p in targets.check_target(host, probe, req)]
             seen.append(f"{host}: {targets.describe(probe)}")
         errors = targets.count_errors(rows)
