@@ -173,7 +173,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             return
         if not self.server.switch.running.get("json_gw", True):
             # `no json-gw enable`: the web server still logs users in, the JSON gateway does not answer (a page,
-            # not JSON; constructed/json-gw-off.md).
+            # not JSON; tests/fixtures/mlnxos/constructed/README.md).
             self._send(200, b"<html><head><title>MLNX-OS</title></head><body>JSON gateway is disabled</body></html>")
             return
         try:

@@ -1,21 +1,24 @@
 """The simulated QM8700: configuration (running and saved), the command interpreter shared by the JSON API and
 the SSH CLI, `show` outputs as JSON (API, `| json-print`) and text (CLI), and the subnet-manager election.
 
-Modelled on the public MLNX-OS documentation and on public code that drives real switches:
+Modelled on the real-output corpus tests/fixtures/mlnxos (real captures, and formats known from the MLNX-OS
+manual in constructed/, with the reasoning), on the manual and on public code that drives real switches:
 - config commands in one line (`interface ib 1/1 speed hdr force`) or in interface mode (`interface ib 1/1`, then
   `speed hdr force`); `configuration write` / `write memory` copies running to saved; a restart boots from saved,
   as a real reload does;
 - errors are lines starting with '%' on the CLI (`% Unrecognized command "foo".`) and the same text, without
   the '% ', in the JSON API's status_message;
-- a port's module type (split) can only change while its ports are shut down; a QM8700 has ports 1/1..1/40,
-  a split port becomes 1/N/1 and 1/N/2 (HDR100: two lanes).
+- a port's module type (split) can only change with the split-ready system profile and while its ports are shut
+  down; a QM8700 has ports 1/1..1/40, a split port becomes 1/N/1 and 1/N/2 (HDR100: two lanes);
+- what a real switch refuses is refused (`ib sm priority`, ddr/fdr10, `no interface ib ...`).
 
 Subnet manager election (a choice the switch cannot make alone, documented here): every simulator of the same
 subnet shares one JSON file (default: `ib-subnet.json` next to the state file) where it publishes
-{enabled, priority, guid, pid}. `show ib sm` reports the local SM as `master` when it is enabled, alive and has
-the highest priority among the live enabled SMs (ties: the lower GUID wins, as in the IBTA election), `standby`
-when another one wins, and `disabled` when the SM is off. So a pair configured with two equal priorities still
-elects one master, and a standby whose master has stopped becomes master, as OpenSM does.
+{enabled, priority, guid, pid}. `show ib smnode HOST ha-role` reports the local SM as `master` when it is
+enabled, alive and has the highest priority among the live enabled SMs (ties: the lower GUID wins, as in the IBTA
+election), `standby` when another one wins, and `none` when the SM is off (`sm-running`: `not running`). So a pair
+configured with two equal priorities still elects one master, and a standby whose master has stopped becomes
+master, as OpenSM does.
 """
 
 from __future__ import annotations
@@ -248,8 +251,9 @@ class Switch:
         return True, speed, LANE_RATE_4X[speed] * lanes / 4
 
     def _port_detail(self, name: str) -> dict[str, Any]:
-        """An IB port block of `show interfaces ib` (labels and order: tests/fixtures/mlnxos/constructed/
-        show-interfaces-ib.md). Admin state and configured speeds are not in it: they are in the running config."""
+        """An IB port block of `show interfaces ib` (labels and order:
+        tests/fixtures/mlnxos/constructed/qm8700-declared/show-interfaces-ib.json). Admin state and configured
+        speeds are not in it: they are in the running config."""
         port = self.running["ports"][name]
         cage = "/".join(name.split("/")[:2])
         up, speed, rate = self.port_oper(name)
@@ -309,31 +313,18 @@ class Switch:
             width = max(len(k) for group in groups for k, _ in group) + 1
             text = "\n\n".join("\n".join(f"{k + ':':<{width}} {v}" for k, v in group) for group in groups)
             return Result(text, {k: v for group in groups for k, v in group})
-        if key == "hosts":
-            data = {"Hostname": self.running["hostname"], "Name servers": "none", "Domain names": "none"}
-            return Result(_kv_text(list(data.items())), data)
         if key == "ib sm":
             return self._one_line("enable" if self.running["sm"]["enabled"] else "disable")
         if len(words) == 5 and words[1:3] == ["ib", "smnode"]:
             return self._smnode_show(words[3], words[4])
         if key == "system profile":
             return self._one_line(self.running["system_profile"])
-        if key in ("interfaces ib", "interfaces ib status") or (len(words) == 4 and words[1:3] == ["interfaces", "ib"]):
+        if key == "interfaces ib" or (len(words) == 4 and words[1:3] == ["interfaces", "ib"]):
             names = self.port_names()
-            if len(words) == 4 and words[3] != "status":
+            if len(words) == 4:
                 self._port(words[3])
                 names = [words[3].upper().removeprefix("IB")]
             rows = [{"header": f"IB{n}", **self._port_detail(n)} for n in names]
-            if key == "interfaces ib status":
-                cols = ("Description", "Speed", "Current line rate", "Logical port state", "Physical port state")
-                data = [{"header": r["header"], **{c: r[c] for c in cols}} for r in rows]
-                header = f"{'Interface':<12}{'Description':<34}{'Speed':<8}{'Current line rate':<20}" \
-                         f"{'Logical port state':<21}Physical port state"
-                lines = [header, "-" * len(header)]
-                for r in data:
-                    lines.append(f"{r['header']:<12}{r['Description'][:33]:<34}{r['Speed']:<8}"
-                                 f"{r['Current line rate']:<20}{r['Logical port state']:<21}{r['Physical port state']}")
-                return Result("\n".join(lines), data)
             text = "\n\n".join(f"{r['header']}:\n" + _kv_text([(k, v) for k, v in r.items() if k != "header"], "  ")
                                for r in rows)
             return Result(text, rows)
@@ -364,7 +355,7 @@ class Switch:
             return Result("\n".join(lines), data)
         if key == "logging":
             # The shape of tests/fixtures/mlnxos/real/onyx/show-logging.json; how a configured server is listed is
-            # not in any public capture (constructed/show-logging.md). The role reads servers from the running config.
+            # not in any public capture (tests/fixtures/mlnxos/constructed/README.md). The role reads servers from the running config.
             servers = self.running["logging"]["servers"]
             remote: list[dict[str, Any]] = ([{"header": ip, "Trap level": v["trap"]} for ip, v in servers.items()]
                                             or [{"Lines": ["No remote syslog servers configured"]}])
@@ -385,10 +376,6 @@ class Switch:
             lines = self.running_config()
             # JSON API / json-print: {"Lines": [...]} as in tests/fixtures/mlnxos/real/onyx/running-config-include.json
             return Result("\n".join(lines), {"Lines": lines})
-        if key == "configuration":
-            unsaved = self.running != self.saved
-            data = {"Unsaved changes": _ok(unsaved)}
-            return Result(_kv_text(list(data.items())), data)
         raise CommandError(f'Unrecognized command "{words[1] if len(words) > 1 else ""}".\nType "show ?" for help.'
                            if len(words) > 1 else "Incomplete command.")
 

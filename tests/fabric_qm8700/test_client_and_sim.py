@@ -153,9 +153,8 @@ def test_cli_text_output_prompts_and_modes(pair, pki):
     assert send("interface ib 1/2").rstrip().endswith("(config interface ib 1/2) #")
     send("speed edr force")
     send("exit")
-    status = send("show interfaces ib status")
-    assert "Logical port state" in status and "IB1/2" in status
     detail = send("show interfaces ib 1/2")
+    assert "IB1/2:" in detail and "Logical port state" in detail
     assert re.search(r"Supported speeds:\s+sdr, qdr, fdr, edr, hdr\r\n", detail), detail
     assert "Admin state" not in detail and "Configured speeds" not in detail
     assert "##" in send("show running-config") and "interface ib 1/2 speed edr force" in send("show running-config")
@@ -290,3 +289,18 @@ def test_long_batches_are_split_and_the_failing_index_counts_from_the_first_comm
     with pytest.raises(MlnxosCommandError) as caught:
         switch.run([*commands[:35], "interface ib 1/99 speed hdr force", "ib sm"])
     assert caught.value.index == 35 and sim.config()["sm"]["enabled"] is False
+
+
+def test_a_rename_while_the_sm_runs_moves_the_priority_to_the_new_node_name(pair, pki):
+    sim = pair["qm8700-01"]
+    switch = Switch(endpoint(sim, pki), "json")
+    switch.run(["hostname qm8700-01", "ib sm sm-priority 15", "ib sm"])
+    desired, _ = fabric.validate_desired({"hostname": "qm8700-a", "sm": {"enabled": True, "priority": 15}})
+    todo = fabric.plan(desired, fabric.read_live_state(switch.run))
+    assert todo.commands == ["hostname qm8700-a", "ib sm sm-priority 15"]
+    switch.run(todo.commands)
+    live = fabric.read_live_state(switch.run)
+    assert (live.hostname, live.sm_priority, live.sm_state) == ("qm8700-a", 15, "master")
+    again = fabric.plan(desired, live)
+    assert again.commands == [] and again.unmanaged == {"sm_nodes": ["qm8700-01"]}
+    switch.close()
