@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from ansible.module_utils.mlnxos_client import Endpoint, Switch
 
 from .conftest import PASSWORD, free_port, run_playbook, write_inventory
@@ -140,3 +141,25 @@ def test_cli_fallback_when_the_json_api_is_unreachable(tmp_path, pair, pki):
     assert {e["transport"] for e in one.log()} == {"cli"}
     assert one.config("saved")["smnodes"] == {"qm8700-01": {"priority": 15}}
     assert {e["transport"] for e in pair["qm8700-02"].log()} == {"json"}
+
+
+SPLIT_PORTS = [{"range": "1/1-1/16", "speed": "hdr", "split": "none", "description": "DGX A100 compute HCAs"},
+               {"range": "1/20", "speed": "hdr100", "split": "2", "description": "split"}]
+
+
+def test_a_declared_split_without_the_split_ready_profile_fails_before_any_command(tmp_path, pair, pki):
+    run = _apply(tmp_path, pair, pki, qm8700_ports=SPLIT_PORTS)
+    assert run.returncode != 0
+    assert run.counts("qm8700-01")["failed"] == 1 and run.counts("qm8700-02")["failed"] == 1
+    assert "not split-ready" in run.output and "system profile ib split-ready" in run.output
+    for sim in pair.values():
+        assert sim.config_commands() == [], "a command was sent to a switch that cannot take the split"
+
+
+@pytest.mark.parametrize("pair", [{"system_profile": "ib split-ready", "release": "3.10"}], indirect=True)
+def test_a_split_on_a_split_ready_switch_is_applied_once(tmp_path, pair, pki):
+    first = _apply(tmp_path, pair, pki, qm8700_ports=SPLIT_PORTS)
+    assert first.returncode == 0, first.output[-4000:]
+    assert pair["qm8700-01"].config("saved")["cages"]["1/20"] == "qsfp-split-2"
+    again = run_playbook(tmp_path / "inv", "--check", "--diff")
+    assert again.returncode == 0 and again.counts("qm8700-01")["changed"] == 0, again.output[-4000:]
