@@ -14,9 +14,14 @@ description:
     (C(POST /admin/launch?script=rh&template=login&action=login) with C(f_user_id)/C(f_password), then
     C(POST /admin/launch?script=json) with a JSON list of commands, checking each command's status), or over the
     SSH CLI (C(enable), C(configure terminal), errors are lines starting with C(%)).
-  - Reads the live state first (C(show hosts), C(show ib sm), C(show interfaces ib), C(show ib partition),
-    C(show ntp configured), C(show logging)) and sends only the difference, then C(configuration write) when
-    something changed.
+  - Reads the live state first (C(show version), C(show running-config) - the home of admin state, configured
+    speeds, descriptions, splits, SM node priorities and remote syslog servers -, C(show system profile),
+    C(show ib sm), C(show interfaces ib), C(show ib partition), C(show ntp configured), then
+    C(show ib smnode HOST sm-priority|sm-running|ha-role|ha-state)) and sends only the difference, interface
+    settings inside C(interface ib P) ... C(exit). When every change came back OK, C(configuration write) is sent
+    in a request of its own.
+  - A declared split (C(module-type qsfp-split-2)) needs the C(split-ready) system profile; without it the task
+    fails before any command is sent, naming the prerequisite.
   - Covers the hostname, the subnet manager (enabled, priority), HDR port speeds, splits, descriptions and admin
     state, partitions (pkey, IPoIB, IB MTU from the IPoIB MTU), NTP and remote syslog servers.
   - Never removes what the input does not declare; undeclared ports and partitions are untouched, undeclared NTP
@@ -38,7 +43,8 @@ options:
         type: bool
         default: true
       priority:
-        description: SM priority 0-15 (C(ib sm priority)); the highest enabled SM of the subnet is elected master.
+        description: SM priority 0-15 (C(ib sm sm-priority N); the running configuration stores it as
+          C(ib smnode HOST sm-priority N)); the highest enabled SM of the subnet is elected master.
         type: int
       role:
         description: The designed role (C(master) or C(standby)); used by M(mlnxos_facts) to verify the election.
@@ -57,7 +63,7 @@ options:
         description: The one speed to enable (C(interface ib P speed SPEED force)). C(hdr) is 200 Gb/s, or
           100 Gb/s (HDR100) on a split port; C(hdr100) is accepted for a split port and sent as C(hdr).
         type: str
-        choices: [sdr, ddr, qdr, fdr10, fdr, edr, hdr, hdr100]
+        choices: [sdr, qdr, fdr, edr, hdr, hdr100]
         default: hdr
       split:
         description: C(none) for one 4X port, C(2) to split it into 1/N/1 and 1/N/2 (module-type qsfp-split-2).
@@ -171,7 +177,7 @@ commands:
   returned: always
   type: list
   elements: str
-  sample: ["ib sm priority 15", "ib sm", "interface ib 1/1 speed hdr force"]
+  sample: ["ib sm sm-priority 15", "ib sm", "interface ib 1/1", "speed hdr force", "exit"]
 saved:
   description: Whether C(configuration write) was run.
   returned: always
@@ -184,7 +190,7 @@ unmanaged:
   description: Settings found on the switch that the input does not declare and that were left alone.
   returned: always
   type: dict
-  sample: {partitions: [storage], ntp_servers: [192.0.2.200]}
+  sample: {partitions: [storage], ntp_servers: [192.0.2.200], sm_nodes: [old-hostname]}
 desired:
   description: The validated, normalized input.
   returned: always
@@ -211,12 +217,11 @@ from ansible.module_utils.mlnxos_client import (  # noqa: E402
     switch_label,
 )
 from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
-    SHOW_COMMANDS,
     ParseError,
     check_sm_pair,
-    parse_live_state,
     peers_from_param,
     plan,
+    read_live_state,
     render_state,
     validate_desired,
 )
@@ -260,7 +265,7 @@ def main() -> None:
 
     switch = switch_from_params(params)
     try:
-        live = parse_live_state(switch.run(list(SHOW_COMMANDS)))
+        live = read_live_state(switch.run)
         todo = plan(desired, live)
         result["transport"] = switch.transport_name
         result["unmanaged"] = todo.unmanaged
@@ -275,15 +280,17 @@ def main() -> None:
                               "before_header": f"{switch_label(params)} (running)",
                               "after_header": f"{switch_label(params)} (declared)"}
         if todo.commands and not module.check_mode:
-            # One request: the switch stops at the first failing command, so a failure never reaches the write.
+            # Whether the switch stops a JSON batch at its first failing command is not documented: every result
+            # is checked, and `configuration write` goes in its own request once every change came back OK.
             try:
-                switch.run([*todo.commands, "configuration write"])
+                switch.run(todo.commands)
             except MlnxosCommandError as exc:
                 applied = todo.commands[:exc.index]
                 module.fail_json(
                     msg=f"{switch_label(params)}: {exc}. {len(applied)} command(s) before it are in the running "
                     "configuration, which was not saved (no configuration write): fix the cause and run again, "
                     "or reload the switch to return to its saved configuration", applied=applied, **result)
+            switch.run(["configuration write"])
             result["saved"] = True
     except (MlnxosError, ParseError) as exc:
         module.fail_json(msg=f"{switch_label(params)}: {exc}", **result)

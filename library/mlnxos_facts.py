@@ -10,12 +10,13 @@ DOCUMENTATION = r"""
 module: mlnxos_facts
 short_description: Read and verify the live state of an NVIDIA MLNX-OS InfiniBand switch (QM8700)
 description:
-  - Reads the live state over the MLNX-OS JSON API or the SSH CLI (C(show version), C(show hosts),
-    C(show ib sm), C(show interfaces ib), C(show ib partition), C(show ntp configured), C(show logging)) and
-    returns it parsed. Sends no configuration command.
+  - Reads the live state over the MLNX-OS JSON API or the SSH CLI (C(show version), C(show running-config),
+    C(show system profile), C(show ib sm), C(show interfaces ib), C(show ib partition), C(show ntp configured),
+    C(show ib smnode HOST sm-priority|sm-running|ha-role|ha-state)) and returns it parsed. Sends no
+    configuration command.
   - With I(verify), checks the live state against a declared state (the options of M(mlnxos_fabric)); every
     declared setting in place, ports that have a link running at the declared speed and line rate, and the
-    subnet manager in its designed state (C(show ib sm) reports master or standby). The mismatches are returned;
+    subnet manager in its designed state (C(show ib smnode HOST sm-running) and C(ha-role) report master or standby). The mismatches are returned;
     an output that cannot be parsed fails the task.
 version_added: "0.1.0"
 author: powerscale-dgx-ra
@@ -73,10 +74,28 @@ facts:
       description: Configured SM priority.
       type: int
     sm_state:
-      description: Election state reported by C(show ib sm) (master, standby, disabled).
+      description: The SM node's HA role (C(show ib smnode HOST ha-role)) when its SM runs, else C(disabled)
+        or C(not running).
+      type: str
+    sm_running:
+      description: C(show ib smnode HOST sm-running).
+      type: bool
+    sm_ha_role:
+      description: C(show ib smnode HOST ha-role).
+      type: str
+    sm_ha_state:
+      description: C(show ib smnode HOST ha-state).
+      type: str
+    sm_node_priorities:
+      description: Every C(ib smnode NAME sm-priority N) of the running configuration (a renamed switch keeps
+        its old node's entry).
+      type: dict
+    system_profile:
+      description: C(show system profile) (C(split-ready) is needed for splits).
       type: str
     ports:
-      description: Per port - admin state, configured speeds, description, module type, link and actual speed.
+      description: Per port - admin state, configured speeds, description, module type (from the running
+        configuration), link and active speed (from C(show interfaces ib)).
       type: dict
     partitions:
       description: Per partition - pkey, IPoIB, IB MTU.
@@ -111,9 +130,8 @@ from ansible.module_utils.mlnxos_client import (  # noqa: E402
     switch_label,
 )
 from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
-    SHOW_COMMANDS,
     ParseError,
-    parse_live_state,
+    read_live_state,
     validate_desired,
     verify,
 )
@@ -137,7 +155,7 @@ def main() -> None:
         expected_sm = (params["verify"].get("sm") or {}).get("role")
     switch = switch_from_params(params)
     try:
-        live = parse_live_state(switch.run(list(SHOW_COMMANDS)))
+        live = read_live_state(switch.run)
     except (MlnxosError, ParseError) as exc:
         module.fail_json(msg=f"{switch_label(params)}: {exc}")
     finally:

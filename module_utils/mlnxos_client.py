@@ -4,11 +4,19 @@ JSON API (MLNX-OS / Onyx, "web https enable"):
   1. POST /admin/launch?script=rh&template=login&action=login, form fields f_user_id and f_password; the switch
      answers with a `session` cookie (and a redirect to its dashboard). No cookie means the login was refused.
   2. POST /admin/launch?script=json with {"commands": [...]}; the answer is {"results": [{"executed_command",
-     "status": "OK"|"ERROR", "status_message", "data"}, ...]}, one per command, and the switch stops at the
-     first failing command. Configuration commands need no `configure terminal` there.
+     "status": "OK"|"ERROR", "status_message", "data"}, ...]}, one per command. Whether the switch stops at the
+     first failing command is not documented: every result is checked, and `configuration write` is never in the
+     same request as the changes (the caller sends it after every change came back OK). Configuration commands
+     need no `configure terminal` there; `interface ib P` opens a context that the following commands of the
+     same request share, up to `exit`, so a request never ends inside such a block.
+     The API needs both `web https enable` and `json-gw enable` on the switch: with the gateway off the switch
+     answers the request with something that is not JSON, and the client falls back to the SSH CLI (nothing was
+     executed) when cli_fallback is on.
 CLI (paramiko): log in, `no cli session paging enable`, `enable`, `configure terminal`, then one command at a
 time; a line starting with '%' is the switch's error. `show` commands get `| json-print` so that both
-transports feed the same parsers.
+transports feed the same parsers. A command that asks for confirmation ("Type 'yes' to continue", "[yes/no]")
+is answered `no` and reported as an error at once: the client never sends such commands on purpose, and never
+waits on a question.
 
 Every error carries the switch's own text. The password never appears in a message: it is only sent in the
 login form / SSH authentication, and every message is built from other fields.
@@ -41,6 +49,7 @@ JSON_PATH = "/admin/launch?script=json"
 LOGOUT_PATH = "/admin/launch?script=rh&template=logout"
 # hostname [standalone: master] > | # | (config) # | (config interface ib 1/1) #
 PROMPT_RE = re.compile(r"(?m)^\S+ \[[^\]]*\] (?:\([^)]*\) )?[>#] ?$")
+CONFIRM_RE = re.compile(r"(?i)(type 'yes' to continue|\[yes/no\]|\(yes/no\))[^\n]*$")
 
 
 class MlnxosError(Exception):
@@ -53,6 +62,18 @@ class MlnxosConnectError(MlnxosError):
 
 class MlnxosAuthError(MlnxosError):
     pass
+
+
+class MlnxosGatewayError(MlnxosConnectError):
+    """The web server answered but the JSON gateway did not (json-gw off): nothing was executed."""
+
+
+class MlnxosConfirmationError(MlnxosError):
+    """The switch asked a yes/no question; it was declined."""
+
+    def __init__(self, question: str):
+        self.question = question
+        super().__init__(f"the switch asked for confirmation ({question!r}); declined, the command was not run")
 
 
 class MlnxosCommandError(MlnxosError):
@@ -108,6 +129,31 @@ def check_results(commands: list[str], payload: Any, transport: str = "json api"
     return data
 
 
+def batches(commands: list[str], size: int) -> list[tuple[int, list[str]]]:
+    """(start index, chunk) of at most `size` commands, an `interface ...` ... `exit` block always whole in one
+    chunk (a block longer than `size` is a chunk of its own)."""
+    units: list[list[str]] = []
+    inside = False
+    for command in commands:
+        words = command.split()
+        if inside:
+            units[-1].append(command)
+            inside = words != ["exit"]
+        else:
+            units.append([command])
+            inside = len(words) == 3 and words[0] == "interface"
+    result: list[tuple[int, list[str]]] = []
+    start, chunk = 0, []
+    for unit in units:
+        if chunk and len(chunk) + len(unit) > size:
+            result.append((start, chunk))
+            start, chunk = start + len(chunk), []
+        chunk = chunk + unit
+    if chunk:
+        result.append((start, chunk))
+    return result
+
+
 class JsonApiTransport:
     name = "json api"
     BATCH = 32  # commands per request: a first apply of 40 ports is ~100 commands
@@ -126,6 +172,7 @@ class JsonApiTransport:
         )
         self.base = f"https://{endpoint.host}:{endpoint.api_port}"
         self.logged_in = False
+        self.answered_json = False
 
     def _open(self, method: str, path: str, data: bytes | None, headers: dict[str, str]):
         where = self.endpoint.where(self.endpoint.api_port)
@@ -162,11 +209,11 @@ class JsonApiTransport:
         self.logged_in = True
 
     def run(self, commands: list[str]) -> list[Any]:
-        """Run the commands in requests of at most BATCH commands (each request must finish within the timeout);
-        the first failing command stops everything after it, and its index counts from the first command."""
+        """Run the commands in requests of about BATCH commands (each request must finish within the timeout),
+        never cutting an `interface ib P` ... `exit` block; the first failing command stops everything after it,
+        and its index counts from the first command."""
         data: list[Any] = []
-        for start in range(0, len(commands), self.BATCH):
-            chunk = commands[start:start + self.BATCH]
+        for start, chunk in batches(commands, self.BATCH):
             try:
                 data.extend(self._request(chunk))
             except MlnxosCommandError as exc:
@@ -188,8 +235,16 @@ class JsonApiTransport:
                 if attempt == 1 and "login" in (response.geturl() or "") + text[:2000].lower():
                     self.login()
                     continue
+                if not self.answered_json:
+                    # Logged in, but the first command request got no JSON: the JSON gateway is off, and
+                    # nothing was executed - another transport may run the same commands.
+                    raise MlnxosGatewayError(
+                        f"the web server at {self.endpoint.where(self.endpoint.api_port)} accepted the login but "
+                        "its JSON API did not answer JSON (is `json-gw enable` set on the switch? see the role's "
+                        f"switch prerequisites): {_scrub(text[:200], self.endpoint.password)}") from None
                 raise MlnxosError(f"JSON API at {self.endpoint.where(self.endpoint.api_port)} did not answer "
                                   f"JSON: {_scrub(text[:300], self.endpoint.password)}") from None
+            self.answered_json = True
             return check_results(commands, payload, self.name)
         raise MlnxosError("JSON API session could not be re-established")  # pragma: no cover
 
@@ -231,6 +286,13 @@ class CliTransport:
             buffer += chunk.decode("utf-8", "replace")
             if PROMPT_RE.search(buffer.rstrip("\r\n ") + " "):
                 return buffer.replace("\r", "")
+            if CONFIRM_RE.search(buffer.replace("\r", "").rstrip()):
+                # Never answer yes on anyone's behalf, and never wait on the question: decline, then report.
+                self.channel.send("no\n")
+                question = buffer.replace("\r", "").strip().splitlines()[-1]
+                with contextlib.suppress(MlnxosError):
+                    self._read_until_prompt(timeout=10)
+                raise MlnxosConfirmationError(question)
         raise MlnxosError(f"no CLI prompt from {self.endpoint.where(self.endpoint.ssh_port)} within {limit}s; "
                           f"last output: {buffer[-300:]!r}")
 
@@ -274,7 +336,10 @@ class CliTransport:
 
     def _command(self, command: str) -> str:
         self.channel.send(command + "\n")
-        output = self._read_until_prompt()
+        try:
+            output = self._read_until_prompt()
+        except MlnxosConfirmationError as exc:
+            raise MlnxosCommandError(command, str(exc), self.name) from None
         lines = output.split("\n")
         # Drop the echo of the command and the trailing prompt.
         if lines and lines[0].strip().endswith(command.strip()):
@@ -333,10 +398,10 @@ class Switch:
         try:
             return self.transport.run(commands)
         except MlnxosConnectError as exc:
-            # Only a switch whose JSON API could not be reached at all (no login yet, so nothing was sent) is
+            # Only a switch whose JSON API could not be reached at all, or whose JSON gateway is off (no login yet, so nothing was sent) is
             # retried over SSH; a connection lost in the middle of a batch is reported, not replayed elsewhere.
             if not (self.cli_fallback and isinstance(self.transport, JsonApiTransport)
-                    and not self.transport.logged_in):
+                    and (isinstance(exc, MlnxosGatewayError) or not self.transport.logged_in)):
                 raise
             self.warnings.append(f"{exc}; falling back to the SSH CLI on port {self.endpoint.ssh_port}")
             self.transport = CliTransport(self.endpoint)

@@ -5,25 +5,35 @@ Pure functions and dataclasses, no I/O. The modules mlnxos_fabric and mlnxos_fac
 - validate_desired(): checks the inventory-shaped input and returns a normalized DesiredState or a list of
   InputError (option path, value, problem, fix), all of them at once, before anything touches a switch.
 - parse_*(): turn the `data` of MLNX-OS JSON API results (the same JSON the CLI prints with `| json-print`)
-  into LiveState. Tolerant of the two layouts MLNX-OS uses for tables: {"IB1/1": [{...}]} and
+  into LiveState; read_live_state() reads in two rounds (the second asks `show ib smnode HOST ...` about the SM
+  node named after the hostname). Every format is in tests/fixtures/mlnxos (real captures, or constructed from
+  the manual with the reasoning). The running config is the home of admin state, configured speeds,
+  descriptions, splits, SM node priorities and syslog servers; `show interfaces ib` gives link state and rates;
+  one-line outputs come as {"value": [LINE]}. Tables in either layout: {"IB1/1": [{...}]} or
   [{"header": "IB1/1", ...}].
 - plan(): the configuration commands that turn LiveState into DesiredState, and nothing else: settings the
   inventory does not declare (other ports, partitions, NTP or syslog servers) are left alone unless purge is set.
+  Interface settings go inside `interface ib P` ... `exit`; a declared split on a switch without the split-ready
+  system profile is a problem (nothing is sent).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # QM8700: 40 QSFP56 HDR ports on module 1. A port split in two (module-type qsfp-split-2) becomes 1/N/1 and 1/N/2
 # (HDR100 each: two lanes).
 QM8700_PORT_COUNT = 40
-IB_SPEEDS = ("sdr", "ddr", "qdr", "fdr10", "fdr", "edr", "hdr")
+# The speeds a QM8700 (Quantum, HDR) port supports: `Supported speeds` of its ports; DDR and FDR10 are not among
+# them (the switch refuses them at apply time). HDR100 is HDR on the two lanes of a split port.
+IB_SPEEDS = ("sdr", "qdr", "fdr", "edr", "hdr")
+UNSUPPORTED_SPEEDS = ("ddr", "fdr10")
 # Gb/s per speed on a 4X port; a split port has half the lanes.
-LANE_RATE_4X = {"sdr": 10, "ddr": 20, "qdr": 40, "fdr10": 40, "fdr": 56, "edr": 100, "hdr": 200}
+LANE_RATE_4X = {"sdr": 10, "qdr": 40, "fdr": 56, "edr": 100, "hdr": 200}
 SPLITS = {"none": "qsfp", "2": "qsfp-split-2"}
 # IB link MTU values of `ib partition NAME mtu`; IPoIB MTU = IB MTU - 4 (the IPoIB encapsulation header).
 IB_MTUS = {"256": 256, "512": 512, "1K": 1024, "2K": 2048, "4K": 4096}
@@ -114,7 +124,12 @@ class LiveState:
     version: str = ""
     sm_enabled: bool = False
     sm_priority: int | None = None
-    sm_state: str = ""  # master | standby | disabled | discovering | ...
+    sm_state: str = ""  # the HA role when the SM runs (master | standby | ...), else disabled / not running
+    sm_running: bool = False
+    sm_ha_role: str = ""
+    sm_ha_state: str = ""
+    sm_node_priorities: dict[str, int] = field(default_factory=dict)  # every `ib smnode NAME sm-priority N`
+    system_profile: str = ""
     ports: dict[str, LivePort] = field(default_factory=dict)
     partitions: dict[str, LivePartition] = field(default_factory=dict)
     ntp_enabled: bool = False
@@ -210,6 +225,12 @@ def _validate_ports(ports: Any, errors: list[InputError]) -> list[ModuleSpec]:
                                      f"a QM8700 has ports 1/1 to 1/{QM8700_PORT_COUNT}"))
             continue
         speed = str(entry.get("speed", "hdr")).lower()
+        if speed in UNSUPPORTED_SPEEDS:
+            errors.append(InputError(f"{where}.speed", entry.get("speed"),
+                                     "not a speed a QM8700 port supports (its ports support "
+                                     f"{', '.join(IB_SPEEDS)}; the switch would refuse it at apply time)",
+                                     f"use one of {', '.join(IB_SPEEDS)} (hdr for 200 Gb/s, hdr100 on a split port)"))
+            continue
         if speed not in (*IB_SPEEDS, "hdr100"):
             errors.append(InputError(f"{where}.speed", entry.get("speed"), "not an InfiniBand speed",
                                      f"use one of {', '.join(IB_SPEEDS)} (hdr for 200 Gb/s)"))
@@ -401,6 +422,9 @@ def check_sm_pair(switches: dict[str, dict[str, Any]]) -> list[str]:
 
 
 # ---------------------------------------------------------------- parsing
+#
+# Every format read here is in tests/fixtures/mlnxos/real/ (byte-exact public captures, SOURCES there) or, where
+# only the manual's prose gives it, in tests/fixtures/mlnxos/constructed/ with the reasoning beside it.
 
 
 def _rows(data: Any) -> dict[str, dict[str, Any]]:
@@ -439,35 +463,111 @@ def _yes(value: Any) -> bool:
     return str(value).strip().lower() in ("yes", "enable", "enabled", "true", "up")
 
 
-def parse_hostname(data: Any) -> str:
-    name = _field(_first(data), "Hostname")
-    if not name:
-        raise ParseError("show hosts: no Hostname field")
-    return str(name)
+def one_line(data: Any, command: str) -> str:
+    """A show command whose output is one line: the CLI prints the line; the JSON API (and `| json-print`) wraps
+    it as {"value": ["enable"]}. Anything else is not the shape of such a command: ParseError."""
+    if isinstance(data, dict) and set(data) == {"value"}:
+        data = data["value"]
+    if isinstance(data, list) and len(data) == 1:
+        data = data[0]
+    if isinstance(data, str) and data.strip() and "\n" not in data.strip():
+        return data.strip()
+    raise ParseError(f"{command}: expected one line (or {{\"value\": [LINE]}}), got {str(data)[:120]!r}")
+
+
+def config_lines(data: Any, command: str = "show running-config") -> list[str]:
+    """Text of a configuration: the CLI's lines, or the JSON API's {"Lines": ["   hostname x", ...]}. The
+    lines are indented by three spaces and the '##' lines are comments; both are dropped."""
+    if isinstance(data, dict) and isinstance(data.get("Lines"), list):
+        raw = [str(line) for line in data["Lines"]]
+    elif isinstance(data, str):
+        raw = data.splitlines()
+    else:
+        raise ParseError(f"{command}: expected text or {{\"Lines\": [...]}}, got {str(data)[:120]!r}")
+    return [line.strip() for line in raw if line.strip() and not line.lstrip().startswith("#")]
 
 
 def parse_version(data: Any) -> str:
-    return str(_field(_first(data), "Product release", "Version") or "")
+    release = _field(_first(data), "Product release")
+    if not release:
+        raise ParseError("show version: no 'Product release'")
+    return str(release)
 
 
-def parse_sm(data: Any) -> tuple[bool, int | None, str]:
-    """show ib sm -> (enabled, priority, state). Older releases print only 'enable'/'disable'."""
-    if isinstance(data, str):
-        status = data.strip().lower()
-        if status not in ("enable", "disable"):
-            raise ParseError(f"show ib sm: unexpected {data!r}")
-        return status == "enable", None, "unknown"
-    row = _first(data)
-    status = _field(row, "SM Status", "Status", "Subnet manager")
-    if status is None:
-        raise ParseError("show ib sm: no status field")
-    priority = _field(row, "SM Priority", "Priority")
-    state = str(_field(row, "SM State", "State") or "unknown").strip().lower()
+def parse_sm(data: Any) -> bool:
+    """show ib sm -> whether the SM is enabled on this switch (`enable` / `disable`)."""
+    word = one_line(data, "show ib sm").lower()
+    if word not in ("enable", "disable"):
+        raise ParseError(f"show ib sm: expected enable or disable, got {word!r}")
+    return word == "enable"
+
+
+def parse_system_profile(data: Any) -> str:
+    """show system profile -> the profile words, e.g. 'ib single-switch' or 'ib split-ready'."""
+    return " ".join(one_line(data, "show system profile").lower().split())
+
+
+def split_ready(profile: str) -> bool:
+    return "split-ready" in profile.split()
+
+
+@dataclass
+class RunningConfig:
+    hostname: str = ""
+    module_types: dict[str, str] = field(default_factory=dict)  # cage -> qsfp-split-2 (absent: qsfp)
+    shutdown: set[str] = field(default_factory=set)
+    speeds: dict[str, list[str]] = field(default_factory=dict)  # port -> speeds (absent: every supported)
+    descriptions: dict[str, str] = field(default_factory=dict)
+    sm_priorities: dict[str, int] = field(default_factory=dict)  # SM node name -> priority
+    syslog_servers: list[str] = field(default_factory=list)
+
+
+_IF_RE = re.compile(r"^interface ib (\d+/\d+(?:/\d+)?) (.+)$")
+
+
+def parse_running_config(data: Any) -> RunningConfig:
+    """show running-config: the home of every setting MLNX-OS does not print elsewhere - admin state, configured
+    speeds, descriptions, splits (module-type), SM node priorities, remote syslog servers."""
+    cfg = RunningConfig()
+    for line in config_lines(data):
+        words = line.split()
+        match = _IF_RE.match(line)
+        if words[0] == "hostname" and len(words) == 2:
+            cfg.hostname = words[1]
+        elif match:
+            port, rest = match.group(1), match.group(2)
+            verb = rest.split()[0]
+            args = [w for w in rest.split()[1:] if w != "force"]
+            if verb == "module-type" and args:
+                cfg.module_types[port] = args[0]
+            elif verb == "shutdown":
+                cfg.shutdown.add(port)
+            elif verb == "speed" and args:
+                cfg.speeds[port] = [a.lower() for a in args]
+            elif verb == "description":
+                text = rest[len("description"):].strip()
+                cfg.descriptions[port] = text[1:-1] if len(text) > 1 and text[0] == text[-1] == '"' else text
+        elif words[:2] == ["ib", "smnode"] and len(words) == 5 and words[3] == "sm-priority" and words[4].isdigit():
+            cfg.sm_priorities[words[2]] = int(words[4])
+        elif words[0] == "logging" and len(words) == 2 and _is_address(words[1]):
+            cfg.syslog_servers.append(words[1])
+    return cfg
+
+
+def _is_address(text: str) -> bool:
     try:
-        prio = int(priority) if priority is not None else None
-    except ValueError as exc:
-        raise ParseError(f"show ib sm: priority {priority!r} is not a number") from exc
-    return _yes(status), prio, state
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass
+class PortStatus:
+    oper_up: bool
+    line_rate_gbps: float | None
+    speed: str | None  # the active speed ("Speed" label), None when the link is down
+    width: str | None
 
 
 def _rate(text: Any) -> float | None:
@@ -475,33 +575,30 @@ def _rate(text: Any) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _description(value: Any) -> str:
+def _na(value: Any) -> str | None:
     text = str(value or "").strip()
-    return "" if text.upper() in ("N/A", "N\\A") else text
+    return None if text.upper() in ("", "N/A", "N\\A") else text
 
 
-def parse_ib_interfaces(data: Any) -> dict[str, LivePort]:
-    """show interfaces ib -> {"1/1": LivePort}."""
-    ports: dict[str, LivePort] = {}
+def parse_ib_interfaces(data: Any) -> dict[str, PortStatus]:
+    """show interfaces ib -> {"1/1": PortStatus}. The IB port block carries link state and rates only (Logical
+    port state, Physical port state, Current line rate, Supported speeds, Speed, Width, MTU, Description); the
+    admin state and configured speeds are in the running configuration."""
+    ports: dict[str, PortStatus] = {}
     for header, row in _rows(data).items():
         match = PORT_RE.match(header.split()[0])
-        if not match:
+        if not match or not header.upper().startswith("IB"):
             continue
+        logical = _field(row, "Logical port state")
+        if logical is None:
+            raise ParseError(f"show interfaces ib: {header} has no 'Logical port state'")
         name = "/".join(g for g in match.groups() if g)
-        speeds_text = _field(row, "Configured speeds", "Enabled speeds", "Speed")
-        if speeds_text is None:
-            raise ParseError(f"show interfaces ib: {header} has no configured speeds")
-        actual = _field(row, "Actual speed")
-        oper = _field(row, "Operational state", "Logical port state")
-        ports[name] = LivePort(
-            name=name,
-            admin_enabled=_yes(_field(row, "Admin state")),
-            speeds=[s.strip().lower() for s in str(speeds_text).split(",") if s.strip()],
-            description=_description(_field(row, "Description")),
-            module_type=str(_field(row, "Module type") or "qsfp").strip().lower(),
-            oper_up=str(oper or "").strip().lower() in ("up", "active"),
-            actual_speed=(str(actual).strip().lower() if actual and str(actual).upper() != "N/A" else None),
-            line_rate_gbps=_rate(_field(row, "Current line rate", "Line rate")),
+        speed = _na(_field(row, "Speed"))
+        ports[name] = PortStatus(
+            oper_up=str(logical).strip().lower() == "active",
+            line_rate_gbps=_rate(_field(row, "Current line rate")),
+            speed=speed.lower() if speed else None,
+            width=_na(_field(row, "Width")),
         )
     if not ports:
         raise ParseError("show interfaces ib: no InfiniBand port in the output")
@@ -523,59 +620,89 @@ def parse_partitions(data: Any) -> dict[str, LivePartition]:
 
 
 def parse_ntp(data: Any) -> tuple[bool, list[str]]:
-    enabled = False
+    """show ntp configured: a list - a first element with 'NTP enabled' (older: 'NTP is administratively'),
+    then one element per server or peer with a header 'NTP server ADDRESS'."""
+    enabled: bool | None = None
     servers: list[str] = []
     items = data if isinstance(data, list) else [data]
     for item in items:
         if not isinstance(item, dict):
             continue
-        header = str(item.get("header", ""))
-        words = header.split()
-        if len(words) >= 3 and words[1].lower() == "server":
+        words = str(item.get("header", "")).split()
+        if len(words) >= 3 and words[0].upper() == "NTP" and words[1].lower() == "server":
             servers.append(words[2])
-        elif _field(item, "NTP is administratively", "NTP enabled") is not None:
-            enabled = _yes(_field(item, "NTP is administratively", "NTP enabled"))
+        elif _field(item, "NTP enabled", "NTP is administratively") is not None:
+            enabled = _yes(_field(item, "NTP enabled", "NTP is administratively"))
+    if enabled is None:
+        raise ParseError("show ntp configured: no 'NTP enabled' field")
     return enabled, servers
 
 
-def parse_logging(data: Any) -> list[str]:
-    row = _first(data)
-    remote = _field(row, "Remote syslog servers", "Remote syslog receivers")
-    servers: list[str] = []
-    if isinstance(remote, list):
-        servers = [str(r.get("header", "")).split()[0] for r in remote if isinstance(r, dict) and r.get("header")]
-    elif isinstance(remote, dict):
-        servers = list(remote)
-    elif remote not in (None, "", "none", "None"):
-        raise ParseError(f"show logging: unexpected remote servers {remote!r}")
-    return servers
-
-
-# Commands read to know the live state, in the order parse_live_state expects them.
+# Read in two rounds: the first gives the switch's SM node name (its hostname), the second asks about that node.
 SHOW_COMMANDS = (
     "show version",
-    "show hosts",
+    "show running-config",
+    "show system profile",
     "show ib sm",
     "show interfaces ib",
     "show ib partition",
     "show ntp configured",
-    "show logging",
 )
+SMNODE_FIELDS = ("sm-priority", "sm-running", "ha-role", "ha-state")
 
 
-def parse_live_state(outputs: list[Any]) -> LiveState:
+def smnode_commands(node: str) -> list[str]:
+    return [f"show ib smnode {node} {what}" for what in SMNODE_FIELDS]
+
+
+def _smnode_values(node: str, outputs: list[Any]) -> tuple[int, bool, str, str]:
+    if len(outputs) != len(SMNODE_FIELDS):
+        raise ParseError(f"expected {len(SMNODE_FIELDS)} smnode outputs, got {len(outputs)}")
+    texts = [one_line(out, f"show ib smnode {node} {what}").lower()
+             for out, what in zip(outputs, SMNODE_FIELDS, strict=True)]
+    priority, running, role, state = texts
+    if not priority.isdigit():
+        raise ParseError(f"show ib smnode {node} sm-priority: {priority!r} is not a number")
+    if running not in ("running", "not running", "yes", "no"):
+        raise ParseError(f"show ib smnode {node} sm-running: unexpected {running!r}")
+    return int(priority), running in ("running", "yes"), role, state
+
+
+def parse_live_state(outputs: list[Any], smnode_outputs: list[Any]) -> LiveState:
     if len(outputs) != len(SHOW_COMMANDS):
         raise ParseError(f"expected {len(SHOW_COMMANDS)} outputs, got {len(outputs)}")
-    version, hosts, sm, ports, partitions, ntp, logging = outputs
-    live = LiveState()
-    live.version = parse_version(version)
-    live.hostname = parse_hostname(hosts)
-    live.sm_enabled, live.sm_priority, live.sm_state = parse_sm(sm)
-    live.ports = parse_ib_interfaces(ports)
+    version, running, profile, sm, interfaces, partitions, ntp = outputs
+    cfg = parse_running_config(running)
+    if not cfg.hostname:
+        raise ParseError("show running-config: no hostname line")
+    live = LiveState(hostname=cfg.hostname, version=parse_version(version))
+    live.system_profile = parse_system_profile(profile)
+    live.sm_enabled = parse_sm(sm)
+    live.sm_priority, live.sm_running, live.sm_ha_role, live.sm_ha_state = _smnode_values(cfg.hostname,
+                                                                                          smnode_outputs)
+    live.sm_state = live.sm_ha_role if live.sm_running else "disabled" if not live.sm_enabled else "not running"
+    live.sm_node_priorities = dict(cfg.sm_priorities)
+    status = parse_ib_interfaces(interfaces)
+    for name, st in status.items():
+        cage = "/".join(name.split("/")[:2])
+        live.ports[name] = LivePort(
+            name=name, admin_enabled=name not in cfg.shutdown,
+            speeds=cfg.speeds.get(name, list(IB_SPEEDS)), description=cfg.descriptions.get(name, ""),
+            module_type=cfg.module_types.get(cage, "qsfp"), oper_up=st.oper_up, actual_speed=st.speed,
+            line_rate_gbps=st.line_rate_gbps)
     live.partitions = parse_partitions(partitions)
     live.ntp_enabled, live.ntp_servers = parse_ntp(ntp)
-    live.syslog_servers = parse_logging(logging)
+    live.syslog_servers = cfg.syslog_servers
     return live
+
+
+def read_live_state(run: Callable[[list[str]], list[Any]]) -> LiveState:
+    """Both rounds through one transport's run(); the second needs the SM node name from the first."""
+    first = run(list(SHOW_COMMANDS))
+    hostname = parse_running_config(first[1]).hostname
+    if not hostname:
+        raise ParseError("show running-config: no hostname line")
+    return parse_live_state(first, run(smnode_commands(hostname)))
 
 
 # ---------------------------------------------------------------- planning
@@ -629,19 +756,36 @@ def _plan_sm(desired: DesiredState, live: LiveState, plan: Plan) -> None:
     plan.before["sm"] = {"enabled": live.sm_enabled, "priority": live.sm_priority}
     plan.after["sm"] = {"enabled": desired.sm_enabled,
                         "priority": desired.sm_priority if desired.sm_priority is not None else live.sm_priority}
+    # The switch keeps the priority per SM node name (running config: `ib smnode HOST sm-priority N`); a new
+    # hostname is a new node name, so after a rename the priority is set again, under the new name.
+    renamed = desired.hostname is not None and desired.hostname != live.hostname
     # Priority first, so that the SM never runs, even for a moment, with a priority other than the designed one.
-    if desired.sm_priority is not None and live.sm_priority != desired.sm_priority:
-        plan.commands.append(f"ib sm priority {desired.sm_priority}")
+    if desired.sm_priority is not None and (renamed or live.sm_priority != desired.sm_priority):
+        plan.commands.append(f"ib sm sm-priority {desired.sm_priority}")
     if desired.sm_enabled and not live.sm_enabled:
         plan.commands.append("ib sm")
     elif not desired.sm_enabled and live.sm_enabled:
         plan.commands.append("no ib sm")
+    node = desired.hostname or live.hostname
+    stale = sorted(n for n in live.sm_node_priorities if n != node)
+    if stale:
+        plan.unmanaged["sm_nodes"] = stale
 
 
 def _port_view(port: LivePort | None) -> dict[str, Any] | None:
     if port is None:
         return None
     return {"enabled": port.admin_enabled, "speed": ",".join(port.speeds), "description": port.description}
+
+
+def interface_block(port: str, commands: list[str]) -> list[str]:
+    """Interface settings are sent in the interface's context, as the CLI and public clients do."""
+    return [f"interface ib {port}", *commands, "exit"] if commands else []
+
+
+SPLIT_READY_FIX = ("run `system profile ib split-ready` on the switch first: it reboots the switch and resets it "
+                   "to the initial configuration wizard, so do it before the switch is configured (see "
+                   "roles/qm8700/README.md, switch prerequisites)")
 
 
 def _plan_ports(desired: DesiredState, live: LiveState, plan: Plan) -> None:
@@ -662,26 +806,33 @@ def _plan_ports(desired: DesiredState, live: LiveState, plan: Plan) -> None:
         for port in cage.ports:
             after.setdefault(port.name, {}).update(
                 {"enabled": port.enabled, "speed": port.speed, "description": port.description})
-        if current_type != module_type:
+        fresh = current_type != module_type
+        if fresh:
+            if not split_ready(live.system_profile):
+                plan.problems.append(
+                    f"port {cage.cage} is declared with split {cage.split} but the switch's system profile is "
+                    f"'{live.system_profile}', not split-ready: module-type {module_type} is refused without it. "
+                    f"Fix: {SPLIT_READY_FIX}")
+                continue
             # The module type can only change while its ports are administratively down.
-            plan.commands.extend(f"interface ib {n} shutdown" for n in current_names
-                                 if live.ports[n].admin_enabled)
+            for name in current_names:
+                if live.ports[name].admin_enabled:
+                    plan.commands.extend(interface_block(name, ["shutdown"]))
             plan.commands.append(f"interface ib {cage.cage} module-type {module_type} force")
-            fresh = True
-        else:
-            fresh = False
         for port in cage.ports:
             current = None if fresh else live.ports.get(port.name)
+            todo: list[str] = []
             if current is None or current.speeds != [port.speed]:
-                plan.commands.append(f"interface ib {port.name} speed {port.speed} force")
+                todo.append(f"speed {port.speed} force")
             if current is None or current.description != port.description:
                 if port.description:
-                    plan.commands.append(f"interface ib {port.name} description {_quote(port.description)}")
+                    todo.append(f"description {_quote(port.description)}")
                 elif current is not None:
-                    plan.commands.append(f"no interface ib {port.name} description")
-            # After a module-type change the new ports start disabled; enable (or keep down) as declared.
+                    todo.append("no description")
+            # After a module-type change the new ports start shut down; enable (or keep down) as declared.
             if fresh or current.admin_enabled != port.enabled:
-                plan.commands.append(f"{'no ' if port.enabled else ''}interface ib {port.name} shutdown")
+                todo.append("no shutdown" if port.enabled else "shutdown")
+            plan.commands.extend(interface_block(port.name, todo))
     if desired.cages:
         plan.before["ports"] = before
         plan.after["ports"] = after
@@ -773,6 +924,7 @@ def verify(desired: DesiredState, live: LiveState, expected_sm_state: str | None
                 mismatches.append(f"port {port.name} line rate {current.line_rate_gbps:g} Gb/s, expected "
                                   f"{expected_rate:g} Gb/s for {port.speed}")
     if expected_sm_state is not None and desired.sm_enabled and live.sm_state != expected_sm_state:
-        mismatches.append(f"subnet manager state is {live.sm_state!r}, designed {expected_sm_state!r} "
+        mismatches.append(f"subnet manager on node {live.hostname} is {live.sm_state!r} (show ib smnode "
+                          f"{live.hostname} sm-running / ha-role), designed {expected_sm_state!r} "
                           f"(priority {live.sm_priority})")
     return mismatches

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ansible.module_utils.cumulus_release import FEC_MODES
+from ansible.module_utils.mlnxos_fabric import IB_SPEEDS as QM8700_SPEEDS
 
 MISSING = object()
 
@@ -584,7 +585,11 @@ VARIABLES: tuple[Var, ...] = (
     _v("qm8700_transport", Enum(choices=("json", "cli")), "qm8700"),
     _v("qm8700_ports", ListOf(item=Dict(fields={
         "range": Field(Str(pattern=r"1/\d{1,2}(-1/\d{1,2})?", pattern_text="a port or port range like 1/1-1/16")),
-        "speed": Field(Enum(choices=("hdr", "hdr100", "edr", "fdr", "qdr"))),
+        # A QM8700 port supports sdr, qdr, fdr, edr, hdr (hdr100 on a split port); ddr and fdr10 are refused at
+        # apply time. One home: module_utils/mlnxos_fabric.IB_SPEEDS.
+        "speed": Field(Enum(choices=(*reversed(QM8700_SPEEDS), "hdr100"),
+                            hint="a QM8700 port supports " + ", ".join(QM8700_SPEEDS) + " (hdr100 on a split "
+                                 "port; ddr and fdr10 are not supported): set one of those")),
         "split": Field(Enum(choices=("none", "2"))),
         "description": Field(Str(nonempty=False), required=False)}), min_len=1), "qm8700"),
     _v("qm8700_partitions", ListOf(item=Dict(fields={

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .api import ApiServer
 from .cli import CliServer
-from .switch import Switch
+from .switch import FACTORY_PROFILE, RELEASES, SPLIT_READY_PROFILE, Switch
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -29,6 +29,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--faults", type=Path, help="test hooks file (default: STATE with .faults.json)")
     parser.add_argument("--log", type=Path, help="command log, JSON lines (default: STATE with .log)")
     parser.add_argument("--host-key", type=Path, help="SSH host key (default: STATE with .ssh_host_key)")
+    parser.add_argument("--release", choices=sorted(RELEASES), default="3.9",
+                        help="MLNX-OS release profile to model (default 3.9)")
+    parser.add_argument("--system-profile", choices=[FACTORY_PROFILE, SPLIT_READY_PROFILE], default=FACTORY_PROFILE,
+                        help="system profile of a factory-new switch (no state file yet); default ib")
     return parser.parse_args(argv)
 
 
@@ -38,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     if not password:
         print(f"mlnxos_sim: {args.password_file} is empty", file=sys.stderr)
         return 2
-    switch = Switch(args.name, args.state, args.subnet_file, args.faults, args.log)
+    switch = Switch(args.name, args.state, args.subnet_file, args.faults, args.log, args.release,
+                    args.system_profile)
     api = ApiServer((args.listen, args.https_port), switch, args.user, password, args.cert, args.key)
     cli = CliServer((args.listen, args.ssh_port), switch, args.user, password,
                     args.host_key or args.state.with_suffix(".ssh_host_key"))

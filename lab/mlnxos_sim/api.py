@@ -171,6 +171,11 @@ class ApiHandler(BaseHTTPRequestHandler):
         if user is None:
             self._send(302, b"", headers={"Location": "/admin/launch?script=rh&template=login"})
             return
+        if not self.server.switch.running.get("json_gw", True):
+            # `no json-gw enable`: the web server still logs users in, the JSON gateway does not answer (a page,
+            # not JSON; tests/fixtures/mlnxos/constructed/README.md).
+            self._send(200, b"<html><head><title>MLNX-OS</title></head><body>JSON gateway is disabled</body></html>")
+            return
         try:
             request = json.loads(body or b"{}")
         except ValueError:

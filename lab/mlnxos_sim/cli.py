@@ -102,6 +102,8 @@ class CliServer:
             return f"% Internal error: {exc!r}\r\n"
         if line.strip():
             self.switch.log(session, line, result, None)
+        if result.kind == "confirm":
+            return result.text  # the question, on the line where the answer is typed: no prompt after it
         return (result.text.replace("\n", "\r\n") + "\r\n") if result.text else ""
 
     def _handle(self, client: socket.socket) -> None:
@@ -146,7 +148,9 @@ class CliServer:
                     echo = ""
                     if line.strip() in ("exit", "quit", "logout") and session.mode in ("user", "enable"):
                         return
-                    channel.sendall((self._run(session, line) + self.switch.prompt(session)).encode())
+                    output = self._run(session, line)
+                    channel.sendall((output + ("" if session.pending is not None else
+                                               self.switch.prompt(session))).encode())
                 elif char in "\x7f\x08":
                     if buffer:
                         buffer = buffer[:-1]

@@ -1,21 +1,24 @@
 """The simulated QM8700: configuration (running and saved), the command interpreter shared by the JSON API and
 the SSH CLI, `show` outputs as JSON (API, `| json-print`) and text (CLI), and the subnet-manager election.
 
-Modelled on the public MLNX-OS documentation and on public code that drives real switches:
+Modelled on the real-output corpus tests/fixtures/mlnxos (real captures, and formats known from the MLNX-OS
+manual in constructed/, with the reasoning), on the manual and on public code that drives real switches:
 - config commands in one line (`interface ib 1/1 speed hdr force`) or in interface mode (`interface ib 1/1`, then
   `speed hdr force`); `configuration write` / `write memory` copies running to saved; a restart boots from saved,
   as a real reload does;
 - errors are lines starting with '%' on the CLI (`% Unrecognized command "foo".`) and the same text, without
   the '% ', in the JSON API's status_message;
-- a port's module type (split) can only change while its ports are shut down; a QM8700 has ports 1/1..1/40,
-  a split port becomes 1/N/1 and 1/N/2 (HDR100: two lanes).
+- a port's module type (split) can only change with the split-ready system profile and while its ports are shut
+  down; a QM8700 has ports 1/1..1/40, a split port becomes 1/N/1 and 1/N/2 (HDR100: two lanes);
+- what a real switch refuses is refused (`ib sm priority`, ddr/fdr10, `no interface ib ...`).
 
 Subnet manager election (a choice the switch cannot make alone, documented here): every simulator of the same
 subnet shares one JSON file (default: `ib-subnet.json` next to the state file) where it publishes
-{enabled, priority, guid, pid}. `show ib sm` reports the local SM as `master` when it is enabled, alive and has
-the highest priority among the live enabled SMs (ties: the lower GUID wins, as in the IBTA election), `standby`
-when another one wins, and `disabled` when the SM is off. So a pair configured with two equal priorities still
-elects one master, and a standby whose master has stopped becomes master, as OpenSM does.
+{enabled, priority, guid, pid}. `show ib smnode HOST ha-role` reports the local SM as `master` when it is
+enabled, alive and has the highest priority among the live enabled SMs (ties: the lower GUID wins, as in the IBTA
+election), `standby` when another one wins, and `none` when the SM is off (`sm-running`: `not running`). So a pair
+configured with two equal priorities still elects one master, and a standby whose master has stopped becomes
+master, as OpenSM does.
 """
 
 from __future__ import annotations
@@ -33,10 +36,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-RELEASE = "3.9.0606"
 PORT_COUNT = 40
-SPEEDS = ["sdr", "ddr", "qdr", "fdr10", "fdr", "edr", "hdr"]
-LANE_RATE_4X = {"sdr": 10, "ddr": 20, "qdr": 40, "fdr10": 40, "fdr": 56, "edr": 100, "hdr": 200}
+# A QM8700 port's `Supported speeds`: DDR and FDR10 are not among them (the switch refuses them).
+SPEEDS = ["sdr", "qdr", "fdr", "edr", "hdr"]
+LANE_RATE_4X = {"sdr": 10, "qdr": 40, "fdr": 56, "edr": 100, "hdr": 200}
+FACTORY_PROFILE = "ib"
+SPLIT_READY_PROFILE = "ib split-ready"
+
+
+@dataclass(frozen=True)
+class ReleaseProfile:
+    """What differs between the MLNX-OS releases this simulator models. No difference in the commands and
+    outputs it covers is documented between 3.9.x and 3.10.x (tests/fixtures/mlnxos/SOURCES); the profiles
+    differ in the release they report, and the tests run against each."""
+
+    release: str
+    build_date: str
+
+
+RELEASES = {
+    "3.9": ReleaseProfile("3.9.0606", "2020-06-23 13:58:27"),
+    "3.10": ReleaseProfile("3.10.4300", "2022-11-27 10:21:33"),
+}
 MODULE_TYPES = ("qsfp", "qsfp-split-2")
 IB_MTUS = ("256", "512", "1K", "2K", "4K")
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
@@ -52,6 +73,7 @@ class Session:
     user: str
     mode: str = "user"  # user | enable | config
     interface: str | None = None  # set in interface configuration mode
+    pending: Any = None  # a command waiting for the answer to "Type 'yes' to continue" (CLI)
 
 
 @dataclass
@@ -61,11 +83,14 @@ class Result:
     kind: str = "show"  # show | config | session
 
 
-def factory_config(name: str) -> dict[str, Any]:
+def factory_config(name: str, profile: str = FACTORY_PROFILE) -> dict[str, Any]:
     suffix = hashlib.sha256(name.encode()).hexdigest()[:6]
     return {
         "hostname": f"switch-{suffix}",
-        "sm": {"enabled": False, "priority": 0},
+        "system_profile": profile,
+        "json_gw": True,
+        "sm": {"enabled": False},
+        "smnodes": {},
         "cages": {f"1/{n}": "qsfp" for n in range(1, PORT_COUNT + 1)},
         "ports": {f"1/{n}": {"admin": True, "speeds": list(SPEEDS), "description": ""}
                   for n in range(1, PORT_COUNT + 1)},
@@ -73,6 +98,21 @@ def factory_config(name: str) -> dict[str, Any]:
         "ntp": {"enabled": False, "servers": []},
         "logging": {"servers": {}},
     }
+
+
+def migrate_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """State files written by the earlier simulator (SM priority in sm.priority, DDR/FDR10 among the speeds, no
+    system profile): the same switch in this model. Idempotent."""
+    cfg = copy.deepcopy(cfg)
+    cfg.setdefault("system_profile", FACTORY_PROFILE)
+    cfg.setdefault("json_gw", True)
+    smnodes = cfg.setdefault("smnodes", {})
+    priority = cfg.get("sm", {}).pop("priority", None)
+    if priority:
+        smnodes.setdefault(cfg["hostname"], {"priority": int(priority)})
+    for port in cfg.get("ports", {}).values():
+        port["speeds"] = [s for s in port.get("speeds", SPEEDS) if s in SPEEDS] or list(SPEEDS)
+    return cfg
 
 
 def port_sort_key(name: str) -> tuple[int, ...]:
@@ -90,8 +130,10 @@ def _kv_text(rows: list[tuple[str, Any]], indent: str = "") -> str:
 
 class Switch:
     def __init__(self, name: str, state_path: Path, subnet_path: Path | None = None,
-                 faults_path: Path | None = None, log_path: Path | None = None):
+                 faults_path: Path | None = None, log_path: Path | None = None, release: str = "3.9",
+                 profile: str = FACTORY_PROFILE):
         self.name = name
+        self.release = RELEASES[release]
         self.state_path = Path(state_path)
         self.subnet_path = Path(subnet_path) if subnet_path else self.state_path.parent / "ib-subnet.json"
         self.faults_path = Path(faults_path) if faults_path else self.state_path.with_suffix(".faults.json")
@@ -99,10 +141,10 @@ class Switch:
         self.lock = threading.RLock()
         self.started = time.time()
         self.guid = "0x" + hashlib.sha256(("guid:" + name).encode()).hexdigest()[:16]
-        self.saved = factory_config(name)
+        self.saved = factory_config(name, profile)
         if self.state_path.exists():
             stored = json.loads(self.state_path.read_text())
-            self.saved = stored.get("saved", self.saved)
+            self.saved = migrate_config(stored.get("saved", self.saved))
         # A (re)start boots the saved configuration, as a reload of a real switch does.
         self.running = copy.deepcopy(self.saved)
         self._persist()
@@ -147,7 +189,7 @@ class Switch:
                 table = json.loads(self.subnet_path.read_text() or "{}")
             except (FileNotFoundError, ValueError):
                 table = {}
-            table[self.name] = {"enabled": self.running["sm"]["enabled"], "priority": self.running["sm"]["priority"],
+            table[self.name] = {"enabled": self.running["sm"]["enabled"], "priority": self.sm_priority(),
                                 "guid": self.guid, "pid": os.getpid(), "hostname": self.running["hostname"]}
             tmp = self.subnet_path.with_name(f".{self.subnet_path.name}.{os.getpid()}.tmp")
             tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
@@ -163,6 +205,10 @@ class Switch:
             return True
         return True
 
+    def sm_priority(self, node: str | None = None) -> int:
+        """The priority of an SM node (this switch's node is named after its current hostname; default 0)."""
+        return int(self.running["smnodes"].get(node or self.running["hostname"], {}).get("priority", 0))
+
     def sm_state(self) -> str:
         if not self.running["sm"]["enabled"]:
             return "disabled"
@@ -170,7 +216,7 @@ class Switch:
             table = json.loads(self.subnet_path.read_text() or "{}")
         except (FileNotFoundError, ValueError):
             table = {}
-        table[self.name] = {"enabled": True, "priority": self.running["sm"]["priority"], "guid": self.guid,
+        table[self.name] = {"enabled": True, "priority": self.sm_priority(), "guid": self.guid,
                             "pid": os.getpid()}
         contenders = [(entry["priority"], -int(entry["guid"], 16), name) for name, entry in table.items()
                       if entry.get("enabled") and self._alive(int(entry.get("pid", 0)))]
@@ -205,66 +251,83 @@ class Switch:
         return True, speed, LANE_RATE_4X[speed] * lanes / 4
 
     def _port_detail(self, name: str) -> dict[str, Any]:
+        """An IB port block of `show interfaces ib` (labels and order:
+        tests/fixtures/mlnxos/constructed/qm8700-declared/show-interfaces-ib.json). Admin state and configured
+        speeds are not in it: they are in the running config."""
         port = self.running["ports"][name]
         cage = "/".join(name.split("/")[:2])
         up, speed, rate = self.port_oper(name)
         lanes = 2 if self.running["cages"][cage] == "qsfp-split-2" else 4
         return {
-            "Admin state": "Enabled" if port["admin"] else "Disabled",
-            "Operational state": "Up" if up else "Down",
-            "Description": port["description"] or "N\\A",
-            "Module type": self.running["cages"][cage],
-            "Supported speeds": ", ".join(SPEEDS),
-            "Configured speeds": ", ".join(port["speeds"]),
-            "Actual speed": speed.upper() if speed else "N/A",
-            "Width": f"{lanes}X",
-            "Current line rate": f"{rate:.1f} Gbps" if rate else "N/A",
-            "Logical port state": "Active" if up else ("Disabled" if not port["admin"] else "Down"),
+            "Logical port state": "Active" if up else "Down",
             "Physical port state": "LinkUp" if up else ("Disabled" if not port["admin"] else "Polling"),
-            "IB Subnet": "infiniband-default",
+            "Current line rate": f"{rate:.1f} Gbps" if rate else "N/A",
+            "Supported speeds": ", ".join(SPEEDS),
+            "Speed": speed.upper() if speed else "N/A",
+            "Supported widths": "1X, 2X" if lanes == 2 else "1X, 2X, 4X",
+            "Width": f"{lanes}X" if up else "N/A",
             "MTU": "4096 bytes",
+            "Description": port["description"] or "N\\A",
         }
 
     # ------------------------------------------------------------ show commands
 
+    @staticmethod
+    def _one_line(text: str) -> Result:
+        """A one-line output: the CLI prints the line, the JSON API answers {"value": [LINE]}."""
+        return Result(text, {"value": [text]})
+
+    def _smnode_show(self, node: str, what: str) -> Result:
+        nodes = self.running["smnodes"]
+        if node != self.running["hostname"] and node not in nodes:
+            raise CommandError(f'Unknown SM node "{node}"')
+        local = node == self.running["hostname"]
+        running = local and self.running["sm"]["enabled"]
+        role = self.sm_state() if running else "none"
+        if what == "sm-priority":
+            return self._one_line(str(self.sm_priority(node)))
+        if what == "sm-running":
+            return self._one_line("running" if running else "not running")
+        if what == "ha-role":
+            return self._one_line(role)
+        if what == "ha-state":
+            return self._one_line({"master": "active", "standby": "standby"}.get(role, "none"))
+        raise CommandError(f'Unrecognized command "{what}".\nType "show ib smnode {node} ?" for help.')
+
     def show(self, words: list[str]) -> Result:
         key = " ".join(words[1:])
         if key == "version":
+            # Keys and CLI layout of tests/fixtures/mlnxos/real/onyx/show-version.{json,txt}.
             uptime = int(time.time() - self.started)
-            data = {"Product name": "MLNX-OS", "Product release": RELEASE, "Build ID": "#1-dev",
-                    "Build date": "2020-06-23 13:58:27", "Target arch": "x86_64", "Target hw": "x86_64",
-                    "Product model": "x86onie", "Chassis model": "MQM8700-HS2F (simulated)",
-                    "Host ID": self.guid[2:14].upper(), "System UUID": self.guid,
-                    "Uptime": f"0d {uptime // 3600}h {uptime // 60 % 60}m {uptime % 60}s"}
-            return Result(_kv_text(list(data.items())), data)
-        if key == "hosts":
-            data = {"Hostname": self.running["hostname"], "Name servers": "none", "Domain names": "none"}
-            return Result(_kv_text(list(data.items())), data)
+            rel, date = self.release.release, self.release.build_date
+            groups = [
+                [("Product name", "MLNX-OS"), ("Product release", rel), ("Build ID", "#1-dev"),
+                 ("Build date", date), ("Target arch", "x86_64"), ("Target hw", "x86_64"),
+                 ("Built by", "jenkins@mlnxos-sim"), ("Version summary", f"X86_64 {rel} {date} x86_64")],
+                [("Product model", "x86onie"), ("Host ID", self.guid[2:14].upper()),
+                 ("System serial num", "MT0000X00000"), ("System UUID", self.guid[2:])],
+                [("Uptime", f"0d {uptime // 3600}h {uptime // 60 % 60}m {uptime % 60}.000s"),
+                 ("CPU load averages", "0.06 / 0.12 / 0.13"), ("Number of CPUs", "4"),
+                 ("System memory", "2597 MB used / 5213 MB free / 7810 MB total"),
+                 ("Swap", "0 MB used / 0 MB free / 0 MB total")]]
+            width = max(len(k) for group in groups for k, _ in group) + 1
+            text = "\n\n".join("\n".join(f"{k + ':':<{width}} {v}" for k, v in group) for group in groups)
+            return Result(text, {k: v for group in groups for k, v in group})
         if key == "ib sm":
-            state = self.sm_state()
-            data = {"SM Status": "enable" if self.running["sm"]["enabled"] else "disable",
-                    "SM Priority": str(self.running["sm"]["priority"]), "SM State": state, "GUID": self.guid}
-            return Result(_kv_text(list(data.items())), data)
-        if key in ("interfaces ib", "interfaces ib status") or (len(words) == 4 and words[1:3] == ["interfaces", "ib"]):
+            return self._one_line("enable" if self.running["sm"]["enabled"] else "disable")
+        if len(words) == 5 and words[1:3] == ["ib", "smnode"]:
+            return self._smnode_show(words[3], words[4])
+        if key == "system profile":
+            return self._one_line(self.running["system_profile"])
+        if key == "interfaces ib" or (len(words) == 4 and words[1:3] == ["interfaces", "ib"]):
             names = self.port_names()
-            if len(words) == 4 and words[3] != "status":
+            if len(words) == 4:
                 self._port(words[3])
                 names = [words[3].upper().removeprefix("IB")]
-            details = {f"IB{n}": [self._port_detail(n)] for n in names}
-            if key == "interfaces ib status":
-                cols = ("Description", "Actual speed", "Current line rate", "Logical port state",
-                        "Physical port state")
-                data = {k: [{c: v[0][c] for c in cols}] for k, v in details.items()}
-                header = f"{'Interface':<12}{'Description':<34}{'Speed':<8}{'Current line rate':<20}" \
-                         f"{'Logical port state':<21}Physical port state"
-                lines = [header, "-" * len(header)]
-                for port_name, row in data.items():
-                    r = row[0]
-                    lines.append(f"{port_name:<12}{r['Description'][:33]:<34}{r['Actual speed']:<8}"
-                                 f"{r['Current line rate']:<20}{r['Logical port state']:<21}{r['Physical port state']}")
-                return Result("\n".join(lines), data)
-            text = "\n\n".join(f"{k}:\n" + _kv_text(list(v[0].items()), "  ") for k, v in details.items())
-            return Result(text, details)
+            rows = [{"header": f"IB{n}", **self._port_detail(n)} for n in names]
+            text = "\n\n".join(f"{r['header']}:\n" + _kv_text([(k, v) for k, v in r.items() if k != "header"], "  ")
+                               for r in rows)
+            return Result(text, rows)
         if key == "ib partition":
             data = {}
             blocks = []
@@ -276,38 +339,53 @@ class Switch:
                               "\n  members:\n    GUID='ALL' member='" + part["defmember"] + "'")
             return Result("\n".join(blocks), data)
         if key in ("ntp", "ntp configured"):
+            # The shape of tests/fixtures/mlnxos/real/onyx/show-ntp-configured*.json.
             ntp = self.running["ntp"]
-            data: Any = [{"NTP is administratively": "enabled" if ntp["enabled"] else "disabled",
-                          "NTP Authentication administratively": "disabled"}]
-            lines = [f"NTP is administratively            : {'enabled' if ntp['enabled'] else 'disabled'}",
-                     "NTP Authentication administratively: disabled", ""]
+            head: dict[str, Any] = {"NTP enabled": _ok(ntp["enabled"]), "NTP Authentication enabled": "no"}
+            if not ntp["servers"]:
+                head.update({"message 1": "No NTP peers configured.", "message 2": "No NTP servers configured."})
+            data = [head] + [{"NTP version": "4", "Enabled": "yes", "Trusted": "no", "Key ID": "none",
+                              "header": f"NTP server {server}"} for server in ntp["servers"]]
+            lines = [f"NTP enabled: {head['NTP enabled']}", "NTP Authentication enabled: no", ""]
             for server in ntp["servers"]:
-                data.append({"header": f"NTP server {server}", "Enabled": "yes", "NTP version": "4",
-                             "Key ID": "none", "Trusted": "no"})
-                lines += [f"Server {server}:", "  Enabled    : yes", "  NTP version: 4", "  Key ID     : none"]
+                lines += [f"NTP server {server}:", "  Enabled    : yes", "  NTP version: 4", "  Trusted    : no",
+                          "  Key ID     : none"]
+            if not ntp["servers"]:
+                lines += ["No NTP peers configured.", "No NTP servers configured."]
             return Result("\n".join(lines), data)
         if key == "logging":
+            # The shape of tests/fixtures/mlnxos/real/onyx/show-logging.json; how a configured server is listed is
+            # not in any public capture (tests/fixtures/mlnxos/constructed/README.md). The role reads servers from the running config.
             servers = self.running["logging"]["servers"]
-            remote = [{"header": ip, "Port": "514", "Trap level": v["trap"]} for ip, v in servers.items()]
-            data = {"Local logging level": "notice", "Remote syslog servers": remote or "none"}
+            remote: list[dict[str, Any]] = ([{"header": ip, "Trap level": v["trap"]} for ip, v in servers.items()]
+                                            or [{"Lines": ["No remote syslog servers configured"]}])
+            data = [{"Log format": "standard",
+                     "Log rotation size threshold": "10.000% of partition (986.46 megabytes)",
+                     "Allow receiving of messages from remote hosts": "no",
+                     "Override for class debug-module": "notice", "Local logging level": "notice",
+                     "Number of archived log files to keep": "10", "Default remote logging level": "notice",
+                     "Subsecond timestamp field": "disabled", "Log rotation frequency": "weekly",
+                     "debug": []},
+                    {"Levels at which messages are logged": [{"CLI commands": "notice", "Audit messages": "notice"}]},
+                    {"Remote syslog servers": remote}]
             lines = ["Local logging level: notice", "Remote syslog servers:"]
-            lines += [f"  {r['header']} (port {r['Port']}) trap level: {r['Trap level']}" for r in remote] or ["  none"]
+            lines += [f"  {ip} trap level: {v['trap']}" for ip, v in servers.items()] or \
+                ["  No remote syslog servers configured"]
             return Result("\n".join(lines), data)
         if key in ("running-config", "configuration running"):
             lines = self.running_config()
+            # JSON API / json-print: {"Lines": [...]} as in tests/fixtures/mlnxos/real/onyx/running-config-include.json
             return Result("\n".join(lines), {"Lines": lines})
-        if key == "configuration":
-            unsaved = self.running != self.saved
-            data = {"Unsaved changes": _ok(unsaved)}
-            return Result(_kv_text(list(data.items())), data)
         raise CommandError(f'Unrecognized command "{words[1] if len(words) > 1 else ""}".\nType "show ?" for help.'
                            if len(words) > 1 else "Incomplete command.")
 
     def running_config(self) -> list[str]:
+        """Comment lines start with '##', settings are indented by three spaces (real/onyx captures)."""
         cfg = self.running
         lines = ["##", '## Running database "initial"', f"## Generated at {time.strftime('%Y/%m/%d %H:%M:%S')}",
-                 f"## Hostname: {cfg['hostname']}", f"## Product release: {RELEASE}", "##", "",
-                 "##", "## Interface IB configuration", "##"]
+                 f"## Hostname: {cfg['hostname']}", f"## Product release: {self.release.release}", "##", "",
+                 "##", "## Running-config temporary prefix mode setting", "##", "no cli default prefix-modes enable",
+                 "", "##", "## Interface IB configuration", "##"]
         for cage, module_type in sorted(cfg["cages"].items(), key=lambda kv: port_sort_key(kv[0])):
             if module_type != "qsfp":
                 lines.append(f"   interface ib {cage} module-type {module_type} force")
@@ -319,12 +397,12 @@ class Switch:
                 lines.append(f'   interface ib {name} description "{port["description"]}"')
             if not port["admin"]:
                 lines.append(f"   interface ib {name} shutdown")
-        lines += ["", "##", "## Network interface configuration", "##", f"   hostname {cfg['hostname']}", "",
+        lines += ["", "##", "## Other IP configuration", "##", f"   hostname {cfg['hostname']}", "",
                   "##", "## Subnet Manager configuration", "##"]
-        if cfg["sm"]["priority"]:
-            lines.append(f"   ib sm priority {cfg['sm']['priority']}")
         if cfg["sm"]["enabled"]:
             lines.append("   ib sm")
+        for node, values in sorted(cfg["smnodes"].items()):
+            lines.append(f"   ib smnode {node} sm-priority {values['priority']}")
         lines += ["", "##", "## Partitions configuration", "##"]
         for pname, part in cfg["partitions"].items():
             lines.append(f"   ib partition {pname} pkey {part['pkey']} force")
@@ -339,6 +417,8 @@ class Switch:
             lines.append(f"   logging {ip}")
             if v["trap"] != "notice":
                 lines.append(f"   logging {ip} trap {v['trap']}")
+        if not cfg["json_gw"]:
+            lines += ["", "##", "## Web configuration", "##", "   no json-gw enable"]
         return lines
 
     # ------------------------------------------------------------ configuration commands
@@ -358,6 +438,9 @@ class Switch:
                                    else "Incomplete command.")
             wanted = args[0]
             current = self.running["cages"][cage]
+            if "split-ready" not in self.running["system_profile"].split():
+                raise CommandError("Port split is not supported by the current system profile; configure "
+                                   "'system profile ib split-ready' first")
             if wanted == current:
                 return
             members = [n for n in self.port_names() if n == cage or n.startswith(cage + "/")]
@@ -453,35 +536,37 @@ class Switch:
         else:
             raise CommandError(f'Unrecognized keyword "{verb}".')
 
+    @staticmethod
+    def _priority(words: list[str], negate: bool) -> int:
+        if negate:
+            return 0
+        if len(words) != 1 or not words[0].isdigit() or not 0 <= int(words[0]) <= 15:
+            raise CommandError(f'Invalid value "{words[0] if words else ""}": priority must be in range 0-15'
+                               if words else "Incomplete command.")
+        return int(words[0])
+
     def _sm(self, words: list[str], negate: bool) -> None:
-        sm = self.running["sm"]
+        """`ib sm`, `ib sm sm-priority N` (stored as `ib smnode HOST sm-priority N`). There is no
+        `ib sm priority`: the switch answers Unrecognized command."""
         if not words:
-            sm["enabled"] = not negate
+            self.running["sm"]["enabled"] = not negate
             return
-        if words[0] == "priority":
-            if negate:
-                sm["priority"] = 0
-                return
-            if len(words) != 2 or not words[1].isdigit() or not 0 <= int(words[1]) <= 15:
-                raise CommandError(f'Invalid value "{words[1] if len(words) > 1 else ""}": priority must be in '
-                                   "range 0-15")
-            sm["priority"] = int(words[1])
+        if words[0] == "sm-priority":
+            node = self.running["hostname"]
+            self.running["smnodes"].setdefault(node, {})["priority"] = self._priority(words[1:], negate)
             return
-        raise CommandError(f'Unrecognized keyword "{words[0]}".')
+        raise CommandError(f'Unrecognized command "{words[0]}".\nType "ib sm ?" for help.')
 
     def _smnode(self, words: list[str], negate: bool) -> None:
         if len(words) < 2:
             raise CommandError("Incomplete command.")
-        if words[0] != self.running["hostname"]:
-            raise CommandError(f'Unknown SM node "{words[0]}"')
-        if words[1] == "enable":
-            self.running["sm"]["enabled"] = not negate
-        elif words[1] == "disable":
-            self.running["sm"]["enabled"] = negate
-        elif words[1] == "sm-priority" and len(words) == 3:
-            self._sm(["priority", words[2]], negate)
+        node = words[0]
+        if words[1] == "sm-priority":
+            self.running["smnodes"].setdefault(node, {})["priority"] = self._priority(words[2:], negate)
+        elif words[1] in ("enable", "disable") and node == self.running["hostname"]:
+            self.running["sm"]["enabled"] = (words[1] == "enable") != negate
         else:
-            raise CommandError(f'Unrecognized keyword "{words[1]}".')
+            raise CommandError(f'Unrecognized command "{words[1]}".\nType "ib smnode {node} ?" for help.')
 
     def configure(self, session: Session, words: list[str]) -> str:
         """Apply one configuration command; returns the result kind ('session' when it only entered
@@ -498,6 +583,19 @@ class Switch:
             if not HOSTNAME_RE.fullmatch(words[1]):
                 raise CommandError(f'Invalid hostname "{words[1]}"')
             self.running["hostname"] = words[1]
+        elif head == "interface" and negate:
+            raise CommandError('Unrecognized command "interface".\nType "no ?" for help.')
+        elif words[:2] == ["system", "profile"]:
+            # Real: the switch reboots and comes back in the initial configuration wizard (factory settings).
+            if negate or len(words) < 3:
+                raise CommandError("Incomplete command.")
+            profile = " ".join(words[2:])
+            if profile not in (FACTORY_PROFILE, SPLIT_READY_PROFILE):
+                raise CommandError(f'Unrecognized command "{words[-1]}".\nType "system profile ?" for help.')
+            self.running = factory_config(self.name, profile)
+            self.saved = copy.deepcopy(self.running)
+        elif words == ["json-gw", "enable"]:
+            self.running["json_gw"] = not negate
         elif head == "interface" and len(words) >= 2 and words[1] == "ib":
             if len(words) < 3:
                 raise CommandError("Incomplete command.")
@@ -552,6 +650,15 @@ class Switch:
     def execute(self, session: Session, line: str) -> Result:
         """Run one command line in the session's mode. Raises CommandError with the switch's text."""
         line = line.strip()
+        if session.pending is not None:
+            pending, session.pending = session.pending, None
+            if line.lower() != "yes":
+                raise CommandError("Command aborted")
+            with self.lock:
+                result = Result(kind=self.configure(session, pending))
+                self._persist()
+                self._publish_sm()
+                return result
         pipe_json = False
         if line.endswith("| json-print"):
             line, pipe_json = line[: -len("| json-print")].strip(), True
@@ -603,6 +710,12 @@ class Switch:
             self.saved = copy.deepcopy(self.running)
             self._persist()
             return Result(kind="config")
+        if session.transport == "cli" and len(words) == 4 and words[:3] == ["no", "ib", "partition"]:
+            # Removing a partition asks first on the CLI (the `force` forms do not).
+            if words[3] not in self.running["partitions"]:
+                raise CommandError(f"Partition {words[3]} does not exist")
+            session.pending = words
+            return Result(f"Partition {words[3]} will be deleted. Type 'yes' to continue: ", kind="confirm")
         if session.interface:
             negate = head == "no"
             rest = words[1:] if negate else words

@@ -112,6 +112,8 @@ class Sim:
     ssh_port: int = field(default_factory=free_port)
     argv: list[str] | None = None
     process: subprocess.Popen | None = None
+    release: str = "3.9"  # MLNX-OS release profile (lab/mlnxos_sim RELEASES)
+    system_profile: str = "ib"  # of a factory-new switch: "ib" or "ib split-ready"
 
     @property
     def state(self) -> Path:
@@ -128,7 +130,8 @@ class Sim:
         argv = self.argv or [
             sys.executable, "-m", "lab.mlnxos_sim", "--name", self.name, "--https-port", str(self.https_port),
             "--ssh-port", str(self.ssh_port), "--state", str(self.state), "--cert", str(self.pki.cert),
-            "--key", str(self.pki.key), "--password-file", str(self.password_file)]
+            "--key", str(self.pki.key), "--password-file", str(self.password_file), "--release", self.release,
+            "--system-profile", self.system_profile]
         self.state_dir.mkdir(parents=True, exist_ok=True)
         with (self.state_dir / f"{self.name}.out").open("a") as output:
             self.process = subprocess.Popen(argv, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT,
@@ -188,14 +191,16 @@ def password_file(tmp_path) -> Path:
 
 
 @pytest.fixture
-def pair(tmp_path, pki, password_file, host_key):
-    """Two simulators of one subnet (shared election file in one state dir), stopped after the test."""
+def pair(request, tmp_path, pki, password_file, host_key):
+    """Two simulators of one subnet (shared election file in one state dir), stopped after the test. Indirect
+    parameters: {"release": "3.10", "system_profile": "ib split-ready"}."""
+    options = getattr(request, "param", {})
     sims = {}
     for name in ("qm8700-01", "qm8700-02"):
         state_dir = tmp_path / "mlnxos"
         state_dir.mkdir(exist_ok=True)
         shutil.copy(host_key, state_dir / f"{name}.ssh_host_key")
-        sims[name] = Sim(name, state_dir, pki, password_file).launch()
+        sims[name] = Sim(name, state_dir, pki, password_file, **options).launch()
     for sim in sims.values():
         sim.wait()
     yield sims

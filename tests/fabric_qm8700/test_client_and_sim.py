@@ -18,10 +18,13 @@ from ansible.module_utils.mlnxos_client import (
     MlnxosCommandError,
     MlnxosError,
     Switch,
+    batches,
     check_results,
 )
 
 from .conftest import PASSWORD
+
+RELEASES = [{"release": "3.9"}, {"release": "3.10"}]
 
 
 def endpoint(sim, pki, **changes) -> Endpoint:
@@ -31,13 +34,15 @@ def endpoint(sim, pki, **changes) -> Endpoint:
     return Endpoint(**values)
 
 
+@pytest.mark.parametrize("pair", RELEASES, indirect=True, ids=["3.9", "3.10"])
 @pytest.mark.parametrize("transport", ["json", "cli"])
 def test_both_transports_read_the_same_state(pair, pki, transport):
     sim = pair["qm8700-01"]
     switch = Switch(endpoint(sim, pki), transport)
-    live = fabric.parse_live_state(switch.run(list(fabric.SHOW_COMMANDS)))
+    live = fabric.read_live_state(switch.run)
     switch.close()
-    assert live.version == "3.9.0606" and live.hostname.startswith("switch-")
+    assert live.version == {"3.9": "3.9.0606", "3.10": "3.10.4300"}[sim.release]
+    assert live.hostname.startswith("switch-") and live.system_profile == "ib"
     assert sorted(live.ports, key=lambda n: int(n.split("/")[1])) == [f"1/{n}" for n in range(1, 41)]
     assert live.partitions["Default"].pkey == 0x7FFF and live.sm_state == "disabled"
     assert {e["transport"] for e in sim.log()} == {"json" if transport == "json" else "cli"}
@@ -47,10 +52,12 @@ def test_json_api_error_carries_the_switch_text_and_stops_the_batch(pair, pki):
     sim = pair["qm8700-01"]
     switch = Switch(endpoint(sim, pki), "json")
     with pytest.raises(MlnxosCommandError) as caught:
-        switch.run(["ib sm priority 3", "interface ib 1/41 speed hdr force", "ib sm"])
+        switch.run(["ib sm sm-priority 3", "interface ib 1/41 speed hdr force", "ib sm"])
     assert caught.value.switch_message == "Interface ib 1/41 does not exist"
     assert "the switch rejected 'interface ib 1/41 speed hdr force' (json api)" in str(caught.value)
-    assert sim.config()["sm"] == {"enabled": False, "priority": 3}, "the switch must stop at the failing command"
+    config = sim.config()
+    assert config["sm"] == {"enabled": False}, "the simulator stops at the failing command"
+    assert config["smnodes"] == {config["hostname"]: {"priority": 3}}
     with pytest.raises(MlnxosCommandError, match='Unrecognized command "frobnicate"'):
         switch.run(["frobnicate"])
     switch.close()
@@ -113,10 +120,10 @@ def test_session_lost_on_restart_is_renewed(pair, pki):
 def test_saved_configuration_survives_a_restart_unsaved_does_not(pair, pki):
     sim = pair["qm8700-01"]
     switch = Switch(endpoint(sim, pki), "json")
-    switch.run(["hostname saved-name", "configuration write", "ib sm priority 9"])
+    switch.run(["hostname saved-name", "configuration write", "ib sm sm-priority 9"])
     sim.stop()
     sim.start()
-    live = fabric.parse_live_state(Switch(endpoint(sim, pki), "json").run(list(fabric.SHOW_COMMANDS)))
+    live = fabric.read_live_state(Switch(endpoint(sim, pki), "json").run)
     assert live.hostname == "saved-name" and live.sm_priority == 0
 
 
@@ -146,23 +153,66 @@ def test_cli_text_output_prompts_and_modes(pair, pki):
     assert send("interface ib 1/2").rstrip().endswith("(config interface ib 1/2) #")
     send("speed edr force")
     send("exit")
-    status = send("show interfaces ib status")
-    assert "Logical port state" in status and "IB1/2" in status
     detail = send("show interfaces ib 1/2")
-    assert re.search(r"Configured speeds:\s+edr\r\n", detail), detail
+    assert "IB1/2:" in detail and "Logical port state" in detail
+    assert re.search(r"Supported speeds:\s+sdr, qdr, fdr, edr, hdr\r\n", detail), detail
+    assert "Admin state" not in detail and "Configured speeds" not in detail
     assert "##" in send("show running-config") and "interface ib 1/2 speed edr force" in send("show running-config")
+    assert re.search(r"\r\nenable\r\n|\r\ndisable\r\n", send("show ib sm")), "show ib sm prints one word"
     client.close()
 
 
+def test_a_question_is_declined_at_once_never_waited_on(pair, pki):
+    sim = pair["qm8700-01"]
+    switch = Switch(endpoint(sim, pki, timeout=20), "cli")
+    switch.run(["ib partition storage pkey 0x0002 force"])
+    started = time.monotonic()
+    with pytest.raises(MlnxosCommandError, match="asked for confirmation") as caught:
+        switch.run(["no ib partition storage"])
+    assert time.monotonic() - started < 10 and "Type 'yes' to continue" in str(caught.value)
+    assert "storage" in sim.config()["partitions"], "declined: the partition stays"
+    switch.run(["show version"])  # the session is usable afterwards
+    switch.close()
+
+
+def test_json_gateway_off_falls_back_to_the_cli_naming_the_prerequisite(pair, pki):
+    sim = pair["qm8700-01"]
+    Switch(endpoint(sim, pki), "cli").run(["no json-gw enable"])
+    switch = Switch(endpoint(sim, pki), "json", cli_fallback=True)
+    assert fabric.parse_version(switch.run(["show version"])[0]).startswith("3.")
+    assert switch.transport_name == "ssh cli" and "json-gw enable" in switch.warnings[0]
+    with pytest.raises(MlnxosError, match="json-gw enable"):
+        Switch(endpoint(sim, pki), "json").run(["show version"])
+
+
+def test_the_switch_refuses_what_a_real_one_refuses(pair, pki):
+    switch = Switch(endpoint(pair["qm8700-01"], pki), "json")
+    for command, needle in (("ib sm priority 15", 'Unrecognized command "priority"'),
+                            ("interface ib 1/1 speed ddr force", 'Unrecognized keyword "ddr"'),
+                            ("interface ib 1/1 speed fdr10 force", 'Unrecognized keyword "fdr10"'),
+                            ("no interface ib 1/1 shutdown", 'Unrecognized command "interface"'),
+                            ("interface ib 1/30 module-type qsfp-split-2 force", "split-ready")):
+        with pytest.raises(MlnxosCommandError, match=re.escape(needle)):
+            switch.run([command])
+
+
+def test_batches_are_never_cut_inside_an_interface_block():
+    commands = ["ib sm", *fabric.interface_block("1/1", ["speed hdr force", "no shutdown"]), "ntp enable"]
+    assert batches(commands, 2) == [(0, ["ib sm"]), (1, commands[1:5]), (5, ["ntp enable"])]
+    assert [c for _, chunk in batches(commands, 32) for c in chunk] == commands
+
+
+@pytest.mark.parametrize("pair", [{"system_profile": "ib split-ready"}], indirect=True)
 def test_split_port_lifecycle_on_the_simulator(pair, pki):
     switch = Switch(endpoint(pair["qm8700-01"], pki), "json")
     with pytest.raises(MlnxosCommandError, match="must be administratively disabled"):
         switch.run(["interface ib 1/30 module-type qsfp-split-2 force"])
     desired, errors = fabric.validate_desired({"ports": [{"range": "1/30", "speed": "hdr", "split": "2"}]})
     assert errors == []
-    live = fabric.parse_live_state(switch.run(list(fabric.SHOW_COMMANDS)))
+    live = fabric.read_live_state(switch.run)
+    assert live.system_profile == "ib split-ready"
     switch.run(fabric.plan(desired, live).commands)
-    live = fabric.parse_live_state(switch.run(list(fabric.SHOW_COMMANDS)))
+    live = fabric.read_live_state(switch.run)
     assert "1/30" not in live.ports and live.ports["1/30/1"].speeds == ["hdr"] and live.ports["1/30/2"].admin_enabled
     assert fabric.plan(desired, live).commands == []
 
@@ -173,8 +223,8 @@ def test_links_come_up_at_the_best_common_speed_and_split_ports_at_half_rate(pai
     switch = Switch(endpoint(sim, pki), "json")
     switch.run(["interface ib 1/1 speed hdr force"])
     ports = fabric.parse_ib_interfaces(switch.run(["show interfaces ib"])[0])
-    assert (ports["1/1"].oper_up, ports["1/1"].actual_speed, ports["1/1"].line_rate_gbps) == (True, "hdr", 200.0)
-    assert (ports["1/2"].actual_speed, ports["1/2"].line_rate_gbps) == ("edr", 100.0)
+    assert (ports["1/1"].oper_up, ports["1/1"].speed, ports["1/1"].line_rate_gbps) == (True, "hdr", 200.0)
+    assert (ports["1/2"].speed, ports["1/2"].line_rate_gbps) == ("edr", 100.0)
     assert not ports["1/3"].oper_up
 
 
@@ -182,12 +232,12 @@ def test_sm_election_through_the_shared_subnet_file(pair, pki):
     one, two = (Switch(endpoint(pair[n], pki), "json") for n in ("qm8700-01", "qm8700-02"))
 
     def state(switch) -> str:
-        return fabric.parse_sm(switch.run(["show ib sm"])[0])[2]
+        return fabric.read_live_state(switch.run).sm_state
 
-    one.run(["ib sm priority 14", "ib sm"])
-    two.run(["ib sm priority 14", "ib sm"])
+    one.run(["ib sm sm-priority 14", "ib sm"])
+    two.run(["ib sm sm-priority 14", "ib sm"])
     assert sorted([state(one), state(two)]) == ["master", "standby"], "equal priorities still elect one master"
-    two.run(["ib sm priority 15"])
+    two.run(["ib sm sm-priority 15"])
     assert (state(one), state(two)) == ("standby", "master")
     pair["qm8700-02"].stop()  # the master goes away: the standby takes over
     assert state(one) == "master"
@@ -239,3 +289,18 @@ def test_long_batches_are_split_and_the_failing_index_counts_from_the_first_comm
     with pytest.raises(MlnxosCommandError) as caught:
         switch.run([*commands[:35], "interface ib 1/99 speed hdr force", "ib sm"])
     assert caught.value.index == 35 and sim.config()["sm"]["enabled"] is False
+
+
+def test_a_rename_while_the_sm_runs_moves_the_priority_to_the_new_node_name(pair, pki):
+    sim = pair["qm8700-01"]
+    switch = Switch(endpoint(sim, pki), "json")
+    switch.run(["hostname qm8700-01", "ib sm sm-priority 15", "ib sm"])
+    desired, _ = fabric.validate_desired({"hostname": "qm8700-a", "sm": {"enabled": True, "priority": 15}})
+    todo = fabric.plan(desired, fabric.read_live_state(switch.run))
+    assert todo.commands == ["hostname qm8700-a", "ib sm sm-priority 15"]
+    switch.run(todo.commands)
+    live = fabric.read_live_state(switch.run)
+    assert (live.hostname, live.sm_priority, live.sm_state) == ("qm8700-a", 15, "master")
+    again = fabric.plan(desired, live)
+    assert again.commands == [] and again.unmanaged == {"sm_nodes": ["qm8700-01"]}
+    switch.close()

@@ -75,11 +75,11 @@ def test_fabric_playbook_on_the_lab_inventory(tmp_path, pki, host_key):
         assert first.returncode == 0, first.output[-6000:]
         assert "preflight (inventory)" in first.output, "the stage playbook did not run preflight"
         assert first.counts("qm8700-01")["changed"] == 1 and first.counts("qm8700-02")["changed"] == 1
-        assert sims["qm8700-01"].config("saved")["sm"] == {"enabled": True, "priority": 15}
-        assert sims["qm8700-02"].config("saved")["sm"] == {"enabled": True, "priority": 14}
+        assert sims["qm8700-01"].config("saved")["smnodes"] == {"qm8700-01": {"priority": 15}}
+        assert sims["qm8700-02"].config("saved")["smnodes"] == {"qm8700-02": {"priority": 14}}
         assert "SM master (priority 15)" in first.output and "SM standby (priority 14)" in first.output
         # A second run and a --check run change nothing.
-        for extra in ((), ("--check",)):
+        for extra in ((), ("--check", "--diff")):
             again = run_playbook(inventory, *lab, *extra, playbook=fabric, cache_dir=tmp_path / "facts")
             assert again.returncode == 0, again.output[-6000:]
             assert again.counts("qm8700-01")["changed"] == 0 and again.counts("qm8700-02")["changed"] == 0

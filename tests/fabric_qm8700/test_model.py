@@ -21,7 +21,8 @@ def live_state(**changes) -> fabric.LiveState:
     ports = {f"1/{n}": fabric.LivePort(f"1/{n}", True, ["hdr"], "DGX A100 compute HCAs", "qsfp", False, None, None)
              for n in range(1, 41)}
     live = fabric.LiveState(hostname="qm8700-01", version="3.9.0606", sm_enabled=True, sm_priority=15,
-                            sm_state="master", ports=ports,
+                            sm_state="master", sm_running=True, sm_ha_role="master",
+                            sm_node_priorities={"qm8700-01": 15}, system_profile="ib", ports=ports,
                             partitions={"Default": fabric.LivePartition("Default", 0x7FFF, True, "4K")},
                             ntp_enabled=True, ntp_servers=["192.0.2.123"], syslog_servers=["192.0.2.124"])
     for key, value in changes.items():
@@ -95,18 +96,42 @@ def test_plan_sends_only_the_difference_priority_before_enable():
     live = live_state(sm_enabled=False, sm_priority=0, ntp_enabled=False)
     live.ports["1/3"] = fabric.LivePort("1/3", True, ["edr"], "DGX A100 compute HCAs", "qsfp", False, None, None)
     assert fabric.plan(desired, live).commands == [
-        "ntp enable", "ib sm priority 15", "ib sm", "interface ib 1/3 speed hdr force"]
+        "ntp enable", "ib sm sm-priority 15", "ib sm", "interface ib 1/3", "speed hdr force", "exit"]
 
 
 def test_plan_split_shuts_ports_before_module_type_and_configures_subports():
     desired, errors = desired_from_inventory(
         ports=[{"range": "1/20", "speed": "hdr100", "split": "2", "description": "x"}])
     assert errors == []
-    commands = fabric.plan(desired, live_state()).commands
+    commands = fabric.plan(desired, live_state(system_profile="ib split-ready")).commands
     assert commands == [
-        "interface ib 1/20 shutdown", "interface ib 1/20 module-type qsfp-split-2 force",
-        "interface ib 1/20/1 speed hdr force", 'interface ib 1/20/1 description "x"', "no interface ib 1/20/1 shutdown",
-        "interface ib 1/20/2 speed hdr force", 'interface ib 1/20/2 description "x"', "no interface ib 1/20/2 shutdown"]
+        "interface ib 1/20", "shutdown", "exit", "interface ib 1/20 module-type qsfp-split-2 force",
+        "interface ib 1/20/1", "speed hdr force", 'description "x"', "no shutdown", "exit",
+        "interface ib 1/20/2", "speed hdr force", 'description "x"', "no shutdown", "exit"]
+
+
+def test_a_split_without_the_split_ready_profile_is_a_problem_naming_the_prerequisite():
+    desired, _ = desired_from_inventory(ports=[{"range": "1/20", "speed": "hdr100", "split": "2"}])
+    result = fabric.plan(desired, live_state(system_profile="ib"))
+    assert result.commands == [] and len(result.problems) == 1
+    assert "not split-ready" in result.problems[0] and "system profile ib split-ready" in result.problems[0]
+    assert "reboots the switch" in result.problems[0]
+
+
+def test_a_rename_sets_the_sm_priority_again_under_the_new_node_name():
+    desired, _ = desired_from_inventory(hostname="qm8700-a")
+    result = fabric.plan(desired, live_state())
+    assert result.commands == ["hostname qm8700-a", "ib sm sm-priority 15"]
+    renamed = live_state(hostname="qm8700-a", sm_node_priorities={"qm8700-01": 15, "qm8700-a": 15})
+    again = fabric.plan(desired, renamed)
+    assert again.commands == [] and again.unmanaged == {"sm_nodes": ["qm8700-01"]}
+
+
+@pytest.mark.parametrize("speed", ["ddr", "fdr10", "DDR"])
+def test_speeds_a_qm8700_does_not_support_are_refused_with_the_supported_list(speed):
+    _, errors = desired_from_inventory(ports=[{"range": "1/1", "speed": speed}])
+    assert len(errors) == 1 and errors[0].option == "ports[0].speed"
+    assert "not a speed a QM8700 port supports" in errors[0].problem and "sdr, qdr, fdr, edr, hdr" in errors[0].fix
 
 
 def test_unmanaged_partitions_and_servers_are_kept_unless_purge():
@@ -128,21 +153,22 @@ def test_pkey_change_of_a_live_partition_is_refused():
     assert result.problems and "not 0x0020" in result.problems[0]
 
 
-def test_parse_both_table_layouts_and_sm_formats():
-    dict_layout = {"IB1/1": [{"Admin state": "Enabled", "Operational state": "Up", "Configured speeds": "hdr",
-                              "Actual speed": "HDR", "Current line rate": "200.0 Gbps", "Description": "N\\A"}]}
-    list_layout = [{"header": "IB1/1", "Admin state": "Enabled", "Operational state": "Up",
-                    "Configured speeds": "hdr", "Actual speed": "HDR", "Current line rate": "200.0 Gbps",
-                    "Description": "N\\A"}]
+def test_parse_both_table_layouts_and_the_one_line_sm_output():
+    block = {"Logical port state": "Active", "Physical port state": "LinkUp", "Speed": "HDR",
+             "Current line rate": "200.0 Gbps", "Description": "N\\A"}
+    dict_layout = {"IB1/1": [block]}
+    list_layout = [{"header": "IB1/1", **block}]
     assert fabric.parse_ib_interfaces(dict_layout) == fabric.parse_ib_interfaces(list_layout)
     port = fabric.parse_ib_interfaces(dict_layout)["1/1"]
-    assert port.oper_up and port.actual_speed == "hdr" and port.line_rate_gbps == 200.0 and port.description == ""
-    assert fabric.parse_sm("enable") == (True, None, "unknown")
-    assert fabric.parse_sm({"SM Status": "enable", "SM Priority": "15", "SM State": "master"}) == (True, 15, "master")
-    with pytest.raises(fabric.ParseError):
-        fabric.parse_sm({"something": "else"})
+    assert port.oper_up and port.speed == "hdr" and port.line_rate_gbps == 200.0
+    assert fabric.parse_sm("enable") is True and fabric.parse_sm({"value": ["disable"]}) is False
+    for bad in ({"SM Status": "enable", "SM Priority": "15"}, {"value": ["maybe"]}, {"value": ["a", "b"]}):
+        with pytest.raises(fabric.ParseError):
+            fabric.parse_sm(bad)
     with pytest.raises(fabric.ParseError):
         fabric.parse_ib_interfaces({})
+    with pytest.raises(fabric.ParseError, match="Logical port state"):
+        fabric.parse_ib_interfaces([{"header": "IB1/1", "Admin state": "Enabled", "Operational state": "Up"}])
 
 
 def test_verify_flags_a_link_below_the_declared_speed_and_the_wrong_sm_state():
@@ -151,7 +177,7 @@ def test_verify_flags_a_link_below_the_declared_speed_and_the_wrong_sm_state():
     live.ports["1/2"] = fabric.LivePort("1/2", True, ["hdr"], "DGX A100 compute HCAs", "qsfp", True, "hdr", 100.0)
     mismatches = fabric.verify(desired, live, "master")
     assert any("line rate 100 Gb/s, expected 200 Gb/s" in m for m in mismatches)
-    assert any("subnet manager state is 'standby', designed 'master'" in m for m in mismatches)
+    assert any("is 'standby'" in m and "designed 'master'" in m for m in mismatches)
     assert fabric.verify(desired, live_state(), "master") == []
 
 

@@ -40,7 +40,7 @@ def test_check_mode_reads_and_diffs_but_sends_no_configuration(pair, pki, capsys
     args = {**connection(sim, pki), "_ansible_check_mode": True, "_ansible_diff": True,
             "sm": {"enabled": True, "priority": 15}, "hostname": "qm8700-01"}
     result = run_module(mlnxos_fabric, args, capsys)
-    assert result["changed"] and result["commands"] == ["hostname qm8700-01", "ib sm priority 15", "ib sm"]
+    assert result["changed"] and result["commands"] == ["hostname qm8700-01", "ib sm sm-priority 15", "ib sm"]
     assert not result["saved"] and "+" not in result["diff"]["before"]
     assert "sm.priority: 15" in result["diff"]["after"] and "sm.priority: 0" in result["diff"]["before"]
     assert [e for e in sim.log() if e["kind"] == "config"] == []
@@ -48,4 +48,14 @@ def test_check_mode_reads_and_diffs_but_sends_no_configuration(pair, pki, capsys
                                                                                  "role": "master"}}}, capsys)
     assert facts["facts"]["sm_state"] == "disabled"
     assert "not in place: ib sm" in facts["mismatches"]
-    assert any("subnet manager state is 'disabled', designed 'master'" in m for m in facts["mismatches"])
+    assert any("subnet manager on node" in m and "is 'disabled'" in m and "designed 'master'" in m
+               for m in facts["mismatches"])
+
+
+def test_a_declared_split_without_the_split_ready_profile_fails_before_any_command(pair, pki, capsys):
+    sim = pair["qm8700-01"]
+    result = run_module(mlnxos_fabric, {**connection(sim, pki), "hostname": "qm8700-01",
+                                        "ports": [{"range": "1/5", "speed": "hdr100", "split": "2"}]}, capsys)
+    assert result["failed"] and "nothing was changed" in result["msg"]
+    assert "system profile ib split-ready" in result["msg"] and "reboots the switch" in result["msg"]
+    assert [e for e in sim.log() if e["kind"] == "config"] == [], "a command was sent"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from ansible.module_utils.mlnxos_client import Endpoint, Switch
 
 from .conftest import PASSWORD, free_port, run_playbook, write_inventory
@@ -31,8 +32,10 @@ def test_check_first_apply_noop_and_one_port_changed(tmp_path, pair, pki):
     assert first.returncode == 0, first.output[-4000:]
     assert first.counts("qm8700-01")["changed"] == 1 and first.counts("qm8700-02")["changed"] == 1
     cfg = one.config("saved")  # configuration write: the saved configuration holds it
-    assert cfg["hostname"] == "qm8700-01" and cfg["sm"] == {"enabled": True, "priority": 15}
-    assert two.config("saved")["sm"] == {"enabled": True, "priority": 14}
+    assert cfg["hostname"] == "qm8700-01" and cfg["sm"] == {"enabled": True}
+    assert cfg["smnodes"] == {"qm8700-01": {"priority": 15}}
+    assert two.config("saved")["sm"] == {"enabled": True}
+    assert two.config("saved")["smnodes"] == {"qm8700-02": {"priority": 14}}
     assert all(cfg["ports"][f"1/{n}"]["speeds"] == ["hdr"] for n in range(1, 17))
     assert cfg["ports"]["1/17"]["speeds"] != ["hdr"], "an undeclared port was touched"
     assert cfg["ports"]["1/1"]["description"] == "DGX A100 compute HCAs"
@@ -40,6 +43,8 @@ def test_check_first_apply_noop_and_one_port_changed(tmp_path, pair, pki):
     assert cfg["ntp"] == {"enabled": True, "servers": ["192.0.2.123"]}
     assert cfg["logging"]["servers"] == {"192.0.2.124": {"trap": "notice"}}
     assert one.config_commands()[-1] == "configuration write"
+    requests = [e["command"] for e in one.log() if e["kind"] in ("config", "session")]
+    assert "interface ib 1/1" in requests and "no interface ib 1/1 shutdown" not in requests
     assert "SM master (priority 15)" in first.output and "SM standby (priority 14)" in first.output
 
     one.clear_log()
@@ -59,7 +64,8 @@ def test_check_first_apply_noop_and_one_port_changed(tmp_path, pair, pki):
     third = run_playbook(tmp_path / "inv", "--diff")
     assert third.returncode == 0, third.output[-4000:]
     assert third.counts("qm8700-01")["changed"] == 1 and third.counts("qm8700-02")["changed"] == 0
-    assert one.config_commands() == ["interface ib 1/3 speed hdr force", "configuration write"]
+    assert one.config_commands() == ["speed hdr force", "configuration write"]
+    assert [e["command"] for e in one.log() if e["command"].startswith("interface")] == ["interface ib 1/3"]
     assert "-ports.1/3.speed: edr" in third.output and "+ports.1/3.speed: hdr" in third.output
 
 
@@ -95,7 +101,7 @@ def test_one_invalid_switch_stops_the_pair_before_any_change(tmp_path, pair, pki
 
 def test_switch_error_is_surfaced_with_its_own_text_nothing_saved_no_password_in_vvv(tmp_path, pair, pki):
     two = pair["qm8700-02"]
-    two.set_faults({"command_errors": {r"interface ib 1/5 speed hdr force":
+    two.set_faults({"command_errors": {r"interface ib 1/5":
                                        "Port 1/5 is locked by the fabric manager (simulated fault)"}})
     run = _apply(tmp_path, pair, pki, "-vvv", "--diff")
     assert "ESTABLISH LOCAL CONNECTION" in run.output, "not a -vvv run"
@@ -104,7 +110,7 @@ def test_switch_error_is_surfaced_with_its_own_text_nothing_saved_no_password_in
     assert run.returncode != 0
     assert run.counts("qm8700-01")["failed"] == 0 and run.counts("qm8700-01")["changed"] == 1
     assert run.counts("qm8700-02")["failed"] == 1
-    assert "the switch rejected 'interface ib 1/5 speed hdr force' (json api): Port 1/5 is locked by the fabric " \
+    assert "the switch rejected 'interface ib 1/5' (json api): Port 1/5 is locked by the fabric " \
            "manager (simulated fault)" in run.output
     assert "command(s) before it are in the running configuration, which was not saved" in run.output
     assert "configuration write" not in two.config_commands()
@@ -132,5 +138,28 @@ def test_cli_fallback_when_the_json_api_is_unreachable(tmp_path, pair, pki):
     assert run.returncode == 0, run.output[-4000:]
     assert "falling back to the SSH CLI" in run.output
     one = pair["qm8700-01"]
-    assert {e["transport"] for e in one.log()} == {"cli"} and one.config("saved")["sm"]["priority"] == 15
+    assert {e["transport"] for e in one.log()} == {"cli"}
+    assert one.config("saved")["smnodes"] == {"qm8700-01": {"priority": 15}}
     assert {e["transport"] for e in pair["qm8700-02"].log()} == {"json"}
+
+
+SPLIT_PORTS = [{"range": "1/1-1/16", "speed": "hdr", "split": "none", "description": "DGX A100 compute HCAs"},
+               {"range": "1/20", "speed": "hdr100", "split": "2", "description": "split"}]
+
+
+def test_a_declared_split_without_the_split_ready_profile_fails_before_any_command(tmp_path, pair, pki):
+    run = _apply(tmp_path, pair, pki, qm8700_ports=SPLIT_PORTS)
+    assert run.returncode != 0
+    assert run.counts("qm8700-01")["failed"] == 1 and run.counts("qm8700-02")["failed"] == 1
+    assert "not split-ready" in run.output and "system profile ib split-ready" in run.output
+    for sim in pair.values():
+        assert sim.config_commands() == [], "a command was sent to a switch that cannot take the split"
+
+
+@pytest.mark.parametrize("pair", [{"system_profile": "ib split-ready", "release": "3.10"}], indirect=True)
+def test_a_split_on_a_split_ready_switch_is_applied_once(tmp_path, pair, pki):
+    first = _apply(tmp_path, pair, pki, qm8700_ports=SPLIT_PORTS)
+    assert first.returncode == 0, first.output[-4000:]
+    assert pair["qm8700-01"].config("saved")["cages"]["1/20"] == "qsfp-split-2"
+    again = run_playbook(tmp_path / "inv", "--check", "--diff")
+    assert again.returncode == 0 and again.counts("qm8700-01")["changed"] == 0, again.output[-4000:]
