@@ -51,7 +51,7 @@ notes:
 EXAMPLES = r"""
 - name: Scratch directory, world-writable with the sticky bit
   powerscale_directory:
-    api_host: 192.0.2.20
+    api_host: 192.0.2.21
     api_user: svc-ansible
     api_password: "{{ powerscale_api_password }}"
     path: /ifs/data/scratch

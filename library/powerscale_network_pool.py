@@ -89,7 +89,7 @@ notes:
 EXAMPLES = r"""
 - name: SmartConnect pool for the DGX nodes
   powerscale_network_pool:
-    api_host: 192.0.2.20
+    api_host: 192.0.2.21
     api_user: svc-ansible
     api_password: "{{ powerscale_api_password }}"
     subnet: subnet0

@@ -64,7 +64,7 @@ notes:
 EXAMPLES = r"""
 - name: 100 TiB hard, 90 TiB soft (7 days grace), 80 TiB advisory on the scratch directory
   powerscale_quota:
-    api_host: 192.0.2.20
+    api_host: 192.0.2.21
     api_user: svc-ansible
     api_password: "{{ powerscale_api_password }}"
     path: /ifs/data/scratch
