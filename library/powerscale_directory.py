@@ -149,7 +149,7 @@ def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:
         acl = client.get(ns, query={"acl": True}) or {}
         changes = differences(want, acl)
         if changes:
-            client.put(ns, body=_acl_body({**changes, **({"mode": mode} if mode else {})}), query={"acl": True})
+            _put_acl(client, ns, path, {**changes, **({"mode": mode} if mode else {})})
         return {"changed": True, "created": True, "directory": _settled(client, ns, path, want),
                 "diff": {"before": {"path": path, "state": "absent"}, "after": after}}
     before = {"path": path, **{k: v for k, v in shown(acl).items() if k in want}}
@@ -161,7 +161,7 @@ def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:
         return {"changed": True, "created": False, "directory": {"path": path, **shown(acl), **changes},
                 "diff": {"before": before, "after": after}}
     # send the mode along with an owner change: authoritative 'mode' updates want the mode they keep
-    client.put(ns, body=_acl_body({**changes, **({"mode": mode} if mode else {})}), query={"acl": True})
+    _put_acl(client, ns, path, {**changes, **({"mode": mode} if mode else {})})
     return {"changed": True, "created": False, "directory": _settled(client, ns, path, want),
             "diff": {"before": before, "after": after}}
 
@@ -181,6 +181,22 @@ def differences(want: dict[str, str], acl: dict[str, Any]) -> dict[str, str]:
         elif not persona_matches(value, acl.get(key)):
             out[key] = value
     return out
+
+
+def _put_acl(client: OneFSClient, ns: str, path: str, values: dict[str, Any]) -> None:
+    """Set owner, group and mode; a persona the cluster cannot resolve, or a missing privilege, is named."""
+    try:
+        client.put(ns, body=_acl_body(values), query={"acl": True})
+    except OneFSError as exc:
+        hint = {400: "Give owner and group as the cluster's providers name them (GID 0 is the group 'wheel'; "
+                     "there is no group 'root') or by id (UID:n / GID:n).",
+                403: "Giving a directory to another owner or group needs root or ISI_PRIV_IFS_RESTORE for the API "
+                     "user (roles/powerscale/README.md)."}.get(exc.status or 0)
+        if hint is None:
+            raise
+        wanted = ", ".join(f"{k} {v}" for k, v in values.items())
+        raise OneFSError(f"{path}: setting {wanted} failed: {exc.message} {hint}", status=exc.status, code=exc.code,
+                         method=exc.method, path=exc.path) from None
 
 
 def _acl_body(values: dict[str, Any]) -> dict[str, Any]:

@@ -110,6 +110,7 @@ def test_directory_compares_the_personas_the_cluster_resolved(sim, pki):
     with pytest.raises(OneFSError) as err:  # OneFS has no group root: refused, named, never re-sent in silence
         powerscale_directory.run(FakeModule(directory_params(group="root")), c)
     assert "GROUP:root" in err.value.message and err.value.status == 400
+    assert "setting group root" in err.value.message and "GID 0 is the group 'wheel'" in err.value.message
     assert len(sim.mutating_requests()) == before + 1
     assert sim.backend.dirs["/ifs/data/scratch"] == {"mode": "1777", "uid": 0, "gid": 0}
 

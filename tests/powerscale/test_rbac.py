@@ -127,3 +127,19 @@ def test_a_session_is_known_only_to_the_node_that_issued_it(limited, pki):
     two.get("/platform/1/zones")  # 401 once, then a login on node 2 and the call again
     assert [c[2] for c in two.calls] == [401, 201, 200]
     assert limited.sessions[two._session_id].node == 2 and limited.sessions[one._session_id].node == 1
+
+
+def test_the_command_line_sets_the_role_and_the_licences(tmp_path):
+    import json
+
+    from lab.onefs_sim.__main__ import load_privileges, parse_licences
+
+    role = tmp_path / "role.json"
+    role.write_text(json.dumps(ROLE))
+    assert load_privileges(str(role)) == ROLE and load_privileges(None) is None
+    role.write_text(json.dumps({"ISI_PRIV_NFS": "rw"}))
+    with pytest.raises(SystemExit, match="ISI_PRIV_NFS"):
+        load_privileges(str(role))
+    assert parse_licences(["SmartConnect Advanced=Unlicensed"]) == {"SmartConnect Advanced": "Unlicensed"}
+    with pytest.raises(SystemExit, match="NAME=STATUS"):
+        parse_licences(["SmartConnect Advanced=off"])
