@@ -747,7 +747,8 @@ def rule_sizing(site: Site) -> list[Problem]:
 
 
 def rule_exports(site: Site) -> list[Problem]:
-    """Export paths unique; quotas sit inside an export and their thresholds are ordered."""
+    """Export paths unique; no group root (GID 0 is wheel on OneFS); quotas sit inside an export and their
+    thresholds are ordered."""
     out: list[Problem] = []
     entries, label = exports(site)
     seen: dict[str, int] = {}
@@ -759,6 +760,10 @@ def rule_exports(site: Site) -> list[Problem]:
                                "declare each export once (clients can be a list)"))
         elif isinstance(path, str):
             seen[path.rstrip("/")] = pos
+        if export.get("group") == "root":
+            out.append(Problem(label, f"powerscale_exports[{pos}].group", "root",
+                               "names no group on OneFS: GID 0 is the group wheel there, so the directory's group "
+                               "would never settle", "set group: wheel (or GID:0)"))
     quotas, qlabel = site.cluster("powerscale_quotas", "powerscale")
     for pos, quota in enumerate(as_list(quotas)):
         if not isinstance(quota, Mapping) or not isinstance(quota.get("path"), str):

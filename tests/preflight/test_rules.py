@@ -257,6 +257,8 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                               rules.rule_smartconnect, "f800-4", "storage_nics[1].address", ERROR),
     "sc-dgx-inside-range": (lambda s: nic(s, "dgx01").update(address="198.51.100.33/24"),
                             rules.rule_smartconnect, "dgx01", "storage_nics[0].address", ERROR),
+    "export-group-root": (lambda s: edit_all(s, "powerscale_exports", lambda v: v[1].update(group="root")),
+                          rules.rule_exports, "all", "powerscale_exports[1].group", ERROR),
     # the API host is one node's address; the cache flush needs root
     "api-host-smartconnect-zone": (lambda s: set_all(s, "powerscale_api_host", "dl.storage.example.com"),
                                    rules.rule_powerscale_access, "all", "powerscale_api_host", ERROR),
