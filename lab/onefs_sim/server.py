@@ -401,6 +401,7 @@ def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], bo
                 return 200, c.list_exports(zone, query.get("path"))
             if method == "POST":
                 with _exports_rollback(sim):
+                    _check_export_personas(sim, body)
                     eid = c.create_export(body, zone, sim.backend.path_exists)
                     _apply_exports(sim)
                 return 201, {"id": eid}
@@ -413,6 +414,7 @@ def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], bo
                 return 200, c.get_export(eid, zone)
             if method == "PUT":
                 with _exports_rollback(sim):
+                    _check_export_personas(sim, body)
                     c.update_export(eid, body, zone, sim.backend.path_exists)
                     _apply_exports(sim)
                 return 204, None
@@ -512,6 +514,22 @@ def _exports_rollback(sim: OneFSSimulator) -> Iterator[None]:
 def _apply_exports(sim: OneFSSimulator) -> None:
     sim.backend.apply_exports(sim.cluster.exports)
     sim.save()
+
+
+def _check_export_personas(sim: OneFSSimulator, body: Any) -> None:
+    """The users and groups of an export's root/non-root/failure/all mappings must resolve (400 otherwise)."""
+    if not isinstance(body, dict):
+        return
+    users = sim.users()
+    for name in ("map_root", "map_non_root", "map_failure", "map_all"):
+        mapping = body.get(name)
+        if not isinstance(mapping, dict):
+            continue
+        if mapping.get("user"):
+            resolve_persona(mapping["user"], "user", users)
+        for group in [mapping.get("primary_group"), *(mapping.get("secondary_groups") or [])]:
+            if group:
+                resolve_persona(group, "group", users)
 
 
 def _may_write(user: ApiUser, info: dict[str, Any]) -> bool:

@@ -143,3 +143,15 @@ def test_the_command_line_sets_the_role_and_the_licences(tmp_path):
     assert parse_licences(["SmartConnect Advanced=Unlicensed"]) == {"SmartConnect Advanced": "Unlicensed"}
     with pytest.raises(SystemExit, match="NAME=STATUS"):
         parse_licences(["SmartConnect Advanced=off"])
+
+
+def test_an_export_mapping_to_an_unknown_user_is_refused(limited, pki):
+    c = client(pki, limited.port)
+    c.put(NS, query={"recursive": "true"}, headers=CREATE)
+    exports = "/platform/4/protocols/nfs/exports"
+    with pytest.raises(OneFSError) as err:
+        c.post(exports, {"paths": ["/ifs/data/scratch"], "map_root": {"enabled": True, "user": {"id": "USER:nobdy"}}},
+               query={"zone": "System"})
+    assert err.value.status == 400 and "USER:nobdy" in err.value.message and limited.cluster.exports == {}
+    c.post(exports, {"paths": ["/ifs/data/scratch"], "map_root": {"enabled": True, "user": {"id": "USER:nobody"}}},
+           query={"zone": "System"})
