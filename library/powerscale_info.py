@@ -40,7 +40,7 @@ notes:
 EXAMPLES = r"""
 - name: Read the cluster's release and exports
   powerscale_info:
-    api_host: 192.0.2.20
+    api_host: 192.0.2.21
     api_user: svc-ansible
     api_password: "{{ powerscale_api_password }}"
     gather_subset: [cluster, exports]

@@ -66,6 +66,11 @@ options:
   sc_dns_zone:
     description: SmartConnect zone name (the name clients mount); empty for none.
     type: str
+  sc_subnet:
+    description:
+      - Name of the subnet whose SmartConnect service (service address) answers the DNS queries for O(sc_dns_zone).
+        Without it no SmartConnect service resolves the zone name, and mounts by that name fail.
+    type: str
   sc_connect_policy:
     description: SmartConnect client balancing policy.
     type: str
@@ -77,12 +82,14 @@ extends_documentation_fragment:
   - onefs_api
 notes:
   - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
+  - The API user needs ISI_PRIV_NETWORK (read-write). O(alloc_method=dynamic) and a second pool in a subnet need
+    the SmartConnect Advanced licence; the role checks both before it sends anything.
 """
 
 EXAMPLES = r"""
 - name: SmartConnect pool for the DGX nodes
   powerscale_network_pool:
-    api_host: 192.0.2.20
+    api_host: 192.0.2.21
     api_user: svc-ansible
     api_password: "{{ powerscale_api_password }}"
     subnet: subnet0
@@ -92,6 +99,7 @@ EXAMPLES = r"""
     ranges: [{low: 198.51.100.21, high: 198.51.100.24}]
     ifaces: [{iface: 40gige-1, lnn: 1}, {iface: 40gige-1, lnn: 2}]
     sc_dns_zone: dl.storage.example.com
+    sc_subnet: subnet0
     sc_connect_policy: round_robin
   delegate_to: localhost
 """
@@ -117,7 +125,7 @@ from typing import Any  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.onefs import ONEFS_ARGUMENT_SPEC, OneFSClient, run_onefs_module  # noqa: E402
 
-SCALARS = ("access_zone", "alloc_method", "sc_dns_zone", "sc_connect_policy", "description")
+SCALARS = ("access_zone", "alloc_method", "sc_dns_zone", "sc_subnet", "sc_connect_policy", "description")
 
 
 def argument_spec() -> dict[str, Any]:
@@ -132,6 +140,7 @@ def argument_spec() -> dict[str, Any]:
         "ifaces": {"type": "list", "elements": "dict", "options": {
             "iface": {"type": "str", "required": True}, "lnn": {"type": "int", "required": True}}},
         "sc_dns_zone": {"type": "str"},
+        "sc_subnet": {"type": "str"},
         "sc_connect_policy": {"type": "str", "choices": ["round_robin", "conn_count", "throughput", "cpu_usage"]},
         "description": {"type": "str"},
     }
@@ -144,7 +153,7 @@ def comparable(name: str, value: Any) -> Any:
         return sorted((r["low"], r["high"]) for r in value or [])
     if name == "ifaces":
         return sorted((int(i["lnn"]), i["iface"]) for i in value or [])
-    return value or ("" if name in ("sc_dns_zone", "description") else value)
+    return value or ("" if name in ("sc_dns_zone", "sc_subnet", "description") else value)
 
 
 def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:

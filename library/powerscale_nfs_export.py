@@ -110,7 +110,7 @@ notes:
 EXAMPLES = r"""
 - name: Export the training data to two DGX nodes, root squashed
   powerscale_nfs_export:
-    api_host: 192.0.2.20
+    api_host: 192.0.2.21
     api_user: svc-ansible
     api_password: "{{ powerscale_api_password }}"
     ca_path: /etc/pki/onefs-ca.pem
@@ -124,7 +124,7 @@ EXAMPLES = r"""
 
 - name: Remove an export this project created earlier
   powerscale_nfs_export:
-    api_host: 192.0.2.20
+    api_host: 192.0.2.21
     api_user: svc-ansible
     api_password: "{{ powerscale_api_password }}"
     path: /ifs/data/old

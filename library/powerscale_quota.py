@@ -42,7 +42,8 @@ options:
     default: {}
     suboptions:
       hard:
-        description: Writes fail above this many bytes.
+        description: Writes fail above this many bytes. Every threshold is at least 1 (the API's minimum); null
+          (omitted) means no threshold.
         type: int
       soft:
         description: Writes fail after O(thresholds.soft_grace) seconds above this many bytes.
@@ -63,7 +64,7 @@ notes:
 EXAMPLES = r"""
 - name: 100 TiB hard, 90 TiB soft (7 days grace), 80 TiB advisory on the scratch directory
   powerscale_quota:
-    api_host: 192.0.2.20
+    api_host: 192.0.2.21
     api_user: svc-ansible
     api_password: "{{ powerscale_api_password }}"
     path: /ifs/data/scratch
@@ -122,9 +123,9 @@ def desired_thresholds(given: dict[str, Any] | None, path: str) -> dict[str, Any
     """Validated thresholds; soft_grace only matters with a soft threshold."""
     t = {name: (given or {}).get(name) for name in THRESHOLDS}
     for name in THRESHOLDS:
-        if t[name] is not None and t[name] < 0:
-            raise OneFSError(f"quota {path}: thresholds.{name}={t[name]} is negative; give bytes (seconds for "
-                             "soft_grace) >= 0, or null for no threshold")
+        if t[name] is not None and t[name] < 1:
+            raise OneFSError(f"quota {path}: thresholds.{name}={t[name]} is below the API's minimum of 1; give bytes "
+                             "(seconds for soft_grace) >= 1, or null for no threshold")
     if t["soft"] is None:
         t["soft_grace"] = None
     elif not t["soft_grace"]:

@@ -880,7 +880,8 @@ def rule_sizing(site: Site) -> list[Problem]:
 
 
 def rule_exports(site: Site) -> list[Problem]:
-    """Export paths unique; quotas sit inside an export and their thresholds are ordered."""
+    """Export paths unique; no group root (GID 0 is wheel on OneFS); quotas sit inside an export and their
+    thresholds are ordered."""
     out: list[Problem] = []
     entries, label = exports(site)
     seen: dict[str, int] = {}
@@ -892,6 +893,10 @@ def rule_exports(site: Site) -> list[Problem]:
                                "declare each export once (clients can be a list)"))
         elif isinstance(path, str):
             seen[path.rstrip("/")] = pos
+        if export.get("group") == "root":
+            out.append(Problem(label, f"powerscale_exports[{pos}].group", "root",
+                               "names no group on OneFS: GID 0 is the group wheel there, so the directory's group "
+                               "would never settle", "set group: wheel (or GID:0)"))
     quotas, qlabel = site.cluster("powerscale_quotas", "powerscale")
     for pos, quota in enumerate(as_list(quotas)):
         if not isinstance(quota, Mapping) or not isinstance(quota.get("path"), str):
@@ -1181,6 +1186,55 @@ def rule_smartconnect(site: Site) -> list[Problem]:
     return out
 
 
+def rule_powerscale_access(site: Site) -> list[Problem]:
+    """powerscale_api_host is one node's address: a OneFS session is valid only on the node that issued it, so a
+    DNS-balanced name (the SmartConnect zone), the SmartConnect service address or an address of a dynamic pool
+    (it moves between nodes) would send successive calls to different nodes. A name that is no PowerScale host's
+    address is a warning (it may be balanced). The cache flush (isi_for_array isi_flush) runs over SSH on the
+    first powerscale host and needs a login allowed to run it on every node: root."""
+    out: list[Problem] = []
+    api_host, label = site.cluster("powerscale_api_host", "powerscale")
+    smart = as_dict(site.cluster("powerscale_smartconnect", "powerscale")[0])
+    nodes = {str(site.var(h, "ansible_host", h)): h for h in site.hosts("powerscale")}
+    fix = (f"set powerscale_api_host to one node's management address (e.g. {next(iter(nodes))}, "
+           f"{nodes[next(iter(nodes))]})" if nodes else "set powerscale_api_host to one node's management address")
+    if isinstance(api_host, str) and api_host:
+        host = api_host.strip().rstrip(".").lower()
+        zone = str(smart.get("zone") or "").rstrip(".").lower()
+        ip = address(host)
+        if smart.get("enabled") is True and zone and (host == zone or host.endswith("." + zone)):
+            out.append(Problem(label, "powerscale_api_host", api_host,
+                               f"is the SmartConnect zone name {zone}: DNS sends successive calls to different "
+                               "nodes, and a OneFS session is valid only on the node that issued it", fix))
+        elif ip is not None and smart.get("enabled") is True and ip == address(smart.get("service_address")):
+            out.append(Problem(label, "powerscale_api_host", api_host,
+                               "is the SmartConnect service address (a DNS server, not one node's API)", fix))
+        elif ip is not None and smart.get("enabled") is True and smart.get("alloc_method", "dynamic") == "dynamic" \
+                and any(address(as_dict(r).get("low")) is not None and address(as_dict(r).get("high")) is not None
+                        and address(as_dict(r).get("low")) <= ip <= address(as_dict(r).get("high"))
+                        for r in as_list(smart.get("ip_ranges"))):
+            out.append(Problem(label, "powerscale_api_host", api_host,
+                               "is an address of the dynamic SmartConnect pool: it moves between nodes, and a OneFS "
+                               "session is valid only on the node that issued it", fix))
+        elif ip is None and host not in {n.lower() for n in nodes}:
+            out.append(Problem(label, "powerscale_api_host", api_host,
+                               "is a DNS name that is no powerscale host's address: if it is balanced over the "
+                               "nodes, the API session breaks (sessions are per node)", fix, WARNING))
+    fio = as_dict(site.cluster("validation_fio", "dgx")[0])
+    flush = as_dict(fio.get("server_flush"))
+    hosts = site.hosts("powerscale")
+    if flush.get("enabled") is True and "isi_for_array" in str(flush.get("command", "")) and hosts:
+        first = hosts[0]
+        user = site.var(first, "ansible_user")
+        if user != "root":
+            out.append(Problem(first, "ansible_user", user if user is not None else MISSING,
+                               f"runs the cache flush '{flush.get('command')}' (validation_fio.server_flush) over "
+                               "SSH; isi_for_array needs a login allowed to run it on every node",
+                               "set ansible_user: root on group powerscale (as the reference's scripts run it), or "
+                               "a user whose RBAC role and sudo rules allow isi_for_array", WARNING))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- acceptance, NGC
 
 
@@ -1327,7 +1381,7 @@ RULES: tuple[Callable[[Site], list[Problem]], ...] = (
     rule_vlans, rule_cumulus_reserved_vlans, rule_forced_speed_fec, rule_cumulus_release, rule_clag,
     rule_subnet_manager, rule_hca_ports, rule_node_model, rule_sizing, rule_exports,
     rule_export_clients, rule_nfs_mounts, rule_validation_mounts, rule_server_mapping, rule_smartconnect,
-    rule_acceptance, rule_ngc, rule_ngc_driver, rule_tls, rule_secrets,
+    rule_powerscale_access, rule_acceptance, rule_ngc, rule_ngc_driver, rule_tls, rule_secrets,
 )
 
 

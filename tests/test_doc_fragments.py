@@ -36,7 +36,7 @@ class Family:
 FAMILIES = (
     Family("onefs_api", ONEFS_ARGUMENT_SPEC,
            ("powerscale_nfs_export", "powerscale_quota", "powerscale_directory", "powerscale_info",
-            "powerscale_network_pool"), "api_password", ("validate_certs",)),
+            "powerscale_network_pool", "powerscale_access"), "api_password", ("validate_certs",)),
     Family("mlnxos_api", MLNXOS_SPEC, ("mlnxos_fabric", "mlnxos_facts"), "password",
            ("validate_certs", "ssh_host_key_checking")),
 )

@@ -1,15 +1,17 @@
 """Command line: ``python3 -m onefs_sim --backend knfsd|memory --listen HOST:PORT --cert PEM --key KEY
---user NAME --password-file FILE [--state JSON] [--ifs DIR] [--session-idle-timeout S]``."""
+--user NAME --password-file FILE [--state JSON] [--ifs DIR] [--session-idle-timeout S] [--privileges JSON]
+[--licence NAME=STATUS ...]``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from pathlib import Path
 
 from .backends import KnfsdBackend, MemoryBackend
-from .model import PapiError
+from .model import ALL_PRIVILEGES, LICENCE_STATUSES, PapiError
 from .server import OneFSSimulator
 
 
@@ -27,7 +29,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cluster-name", default="onefs-sim")
     p.add_argument("--session-idle-timeout", type=float, default=900, help="seconds (OneFS default 900)")
     p.add_argument("--session-absolute-timeout", type=float, default=14400, help="seconds (OneFS default 14400)")
+    p.add_argument("--privileges", help="JSON file {ISI_PRIV_...: 'r' | 'w'}: the API user's RBAC role (default: "
+                                        "every privilege, read-write)")
+    p.add_argument("--licence", action="append", default=[], metavar="NAME=STATUS",
+                   help=f"set a licence's status ({', '.join(LICENCE_STATUSES)}), e.g. "
+                        "'SmartConnect Advanced=Unlicensed'; repeatable")
     return p.parse_args(argv)
+
+
+def load_privileges(path: str | None) -> dict[str, str] | None:
+    """The --privileges file, checked: known ISI_PRIV_* names, each 'r' or 'w'."""
+    if not path:
+        return None
+    data = json.loads(Path(path).read_text())
+    bad = {k: v for k, v in data.items() if k not in ALL_PRIVILEGES or v not in ("r", "w")} if isinstance(data, dict) \
+        else data
+    if bad:
+        raise SystemExit(f"onefs_sim: {path}: not a map of known privileges to 'r'/'w': {bad!r} "
+                         f"(known: {', '.join(ALL_PRIVILEGES)})")
+    return dict(data)
+
+
+def parse_licences(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, status = item.partition("=")
+        if not sep or status not in LICENCE_STATUSES:
+            raise SystemExit(f"onefs_sim: --licence {item!r}: give NAME=STATUS, STATUS one of {LICENCE_STATUSES}")
+        out[name] = status
+    return out
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -43,8 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     backend = KnfsdBackend(args.ifs) if args.backend == "knfsd" else MemoryBackend()
     sim = OneFSSimulator(backend, args.user, password, state_path=args.state,
-                         idle_timeout=args.session_idle_timeout, absolute_timeout=args.session_absolute_timeout)
+                         idle_timeout=args.session_idle_timeout, absolute_timeout=args.session_absolute_timeout,
+                         privileges=load_privileges(args.privileges))
     sim.cluster.name = args.cluster_name
+    sim.cluster.licences.update(parse_licences(args.licence))
     if args.backend == "knfsd":
         try:
             sim.reapply()

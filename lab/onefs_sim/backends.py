@@ -31,7 +31,6 @@ makes XFS answer ENOSPC ("No space left on device"), where OneFS answers EDQUOT;
 
 from __future__ import annotations
 
-import grp
 import ipaddress
 import json
 import os
@@ -134,7 +133,7 @@ class MemoryBackend:
     kind = "memory"
 
     def __init__(self, interfaces: list[dict[str, Any]] | None = None) -> None:
-        self.dirs: dict[str, dict[str, Any]] = {"/ifs": {"mode": "0755", "owner": "root", "group": "wheel"}}
+        self.dirs: dict[str, dict[str, Any]] = {"/ifs": {"mode": "0777", "uid": 0, "gid": 0}}
         self._interfaces = interfaces or [
             {"lnn": 1, "name": "40gige-1", "ip_addrs": ["198.51.100.21"], "status": "up", "mtu": 9000},
         ]
@@ -152,21 +151,21 @@ class MemoryBackend:
     def dir_info(self, path: str) -> dict[str, Any] | None:
         return self.dirs.get(path.rstrip("/"))
 
-    def make_dir(self, path: str, mode: str, recursive: bool, owner: str) -> None:
+    def make_dir(self, path: str, mode: str, recursive: bool, uid: int, gid: int) -> None:
         path = path.rstrip("/")
         parent = path.rsplit("/", 1)[0]
         if parent not in self.dirs:
             if not recursive:
                 raise not_found(f"Parent directory '{parent}' does not exist (use ?recursive=true)")
-            self.make_dir(parent, mode, True, owner)
-        self.dirs.setdefault(path, {"mode": mode, "owner": owner, "group": "wheel"})
+            self.make_dir(parent, mode, True, uid, gid)
+        self.dirs.setdefault(path, {"mode": mode, "uid": uid, "gid": gid})
 
-    def set_acl(self, path: str, owner: str | None, group: str | None, mode: str | None) -> None:
+    def set_acl(self, path: str, uid: int | None, gid: int | None, mode: str | None) -> None:
         info = self.dirs[path.rstrip("/")]
-        if owner:
-            info["owner"] = owner
-        if group:
-            info["group"] = group
+        if uid is not None:
+            info["uid"] = uid
+        if gid is not None:
+            info["gid"] = gid
         if mode:
             info["mode"] = mode
 
@@ -227,37 +226,22 @@ class KnfsdBackend:
         if not p.is_dir():
             return None
         st = p.stat()
-        try:
-            owner = pwd.getpwuid(st.st_uid).pw_name
-        except KeyError:
-            owner = f"UID:{st.st_uid}"
-        try:
-            group = grp.getgrgid(st.st_gid).gr_name
-        except KeyError:
-            group = f"GID:{st.st_gid}"
-        return {"mode": f"{st.st_mode & 0o7777:04o}", "owner": owner, "group": group}
+        return {"mode": f"{st.st_mode & 0o7777:04o}", "uid": st.st_uid, "gid": st.st_gid}
 
-    def make_dir(self, path: str, mode: str, recursive: bool, owner: str) -> None:
+    def make_dir(self, path: str, mode: str, recursive: bool, uid: int, gid: int) -> None:
+        """Numeric ids: the simulator resolves OneFS personas (wheel = GID 0), not the VM's /etc/group."""
         p = self.fs_path(path)
         if not p.parent.is_dir() and not recursive:
             raise not_found(f"Parent directory of '{path}' does not exist (use ?recursive=true)")
+        missing = [q for q in [p, *p.parents] if not q.exists() and self.ifs_root.resolve() in q.parents]
         p.mkdir(parents=recursive, exist_ok=True)
+        for q in missing:
+            os.chown(q, uid, gid)
         os.chmod(p, int(mode, 8))
 
-    def set_acl(self, path: str, owner: str | None, group: str | None, mode: str | None) -> None:
+    def set_acl(self, path: str, uid: int | None, gid: int | None, mode: str | None) -> None:
         p = self.fs_path(path)
-        uid = gid = -1
-        if owner:
-            try:
-                uid = pwd.getpwnam(owner).pw_uid
-            except KeyError:
-                raise bad_request(f"User '{owner}' cannot be resolved on the cluster") from None
-        if group:
-            try:
-                gid = grp.getgrnam(group).gr_gid
-            except KeyError:
-                raise bad_request(f"Group '{group}' cannot be resolved on the cluster") from None
-        os.chown(p, uid, gid)
+        os.chown(p, -1 if uid is None else uid, -1 if gid is None else gid)
         if mode:
             os.chmod(p, int(mode, 8))
 

@@ -26,6 +26,33 @@ ALLOC_METHODS = {"static", "dynamic"}
 QUOTA_TYPES = {"directory", "user", "group", "default-user", "default-group"}
 
 
+# ---- identities (the System zone's local provider) --------------------------------------------------------
+# Built-in personas as OneFS resolves them: GID 0 is the group ``wheel`` (a namespace ACL published with a OneFS 8.1
+# cluster: {"id": "GID:0", "name": "wheel", "type": "group"}, tests/fixtures/onefs/real/SOURCES); there is no group
+# ``root``. ``nobody`` is UID 65534 (the NFS map_root default ``USER:nobody``).
+BUILTIN_USERS: dict[str, int] = {"root": 0, "nobody": 65534}
+BUILTIN_GROUPS: dict[str, int] = {"wheel": 0}
+
+# RBAC privileges (OneFS ``ISI_PRIV_*``) each part of the API needs, as the simulator enforces them. A privilege
+# held read-only ('r' in /auth/id) allows GET; writes need 'w'. Namespace access (RAN) needs ISI_PRIV_NS_IFS_ACCESS
+# (and ISI_PRIV_NS_TRAVERSE to walk to the path); giving a directory to another owner needs root or
+# ISI_PRIV_IFS_RESTORE (Dell's CSI driver documentation: the privileges of a non-root PowerScale user).
+ALL_PRIVILEGES = ("ISI_PRIV_LOGIN_PAPI", "ISI_PRIV_AUTH", "ISI_PRIV_NFS", "ISI_PRIV_QUOTA", "ISI_PRIV_NETWORK",
+                  "ISI_PRIV_LICENSE", "ISI_PRIV_NS_TRAVERSE", "ISI_PRIV_NS_IFS_ACCESS", "ISI_PRIV_IFS_RESTORE",
+                  "ISI_PRIV_IFS_BACKUP", "ISI_PRIV_CLUSTER", "ISI_PRIV_SNAPSHOT")
+PRIVILEGE_NAMES = {"ISI_PRIV_LOGIN_PAPI": "Platform API", "ISI_PRIV_AUTH": "Auth", "ISI_PRIV_NFS": "NFS",
+                   "ISI_PRIV_QUOTA": "SmartQuotas", "ISI_PRIV_NETWORK": "Network", "ISI_PRIV_LICENSE": "License",
+                   "ISI_PRIV_NS_TRAVERSE": "Namespace Traverse", "ISI_PRIV_NS_IFS_ACCESS": "Namespace Access",
+                   "ISI_PRIV_IFS_RESTORE": "Restore", "ISI_PRIV_IFS_BACKUP": "Backup", "ISI_PRIV_CLUSTER": "Cluster",
+                   "ISI_PRIV_SNAPSHOT": "Snapshot"}
+
+# Licences (GET /platform/5/license/licenses; status values of the isilon-sdk v9_5_0 LicenseLicense model).
+LICENCE_STATUSES = ("Unlicensed", "Licensed", "Expired", "Evaluation", "Evaluation Expired")
+SMARTCONNECT_LICENCE = "SmartConnect Advanced"
+DEFAULT_LICENCES = {"SmartConnect Advanced": "Licensed", "SmartQuotas": "Licensed", "SnapshotIQ": "Unlicensed",
+                    "SyncIQ": "Unlicensed"}
+
+
 class PapiError(Exception):
     def __init__(self, status: int, code: str, message: str, field_name: str | None = None) -> None:
         super().__init__(message)
@@ -240,6 +267,76 @@ class Session:
     csrf: str
     created: float
     last_seen: float
+    node: int = 1  # LNN of the node that issued it: OneFS keeps sessions per node
+
+
+@dataclass
+class ApiUser:
+    """A local user the API knows: its UID, primary GID and privileges (id -> 'r' or 'w'); root holds all."""
+
+    name: str
+    uid: int
+    gid: int = 0
+    privileges: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_root(self) -> bool:
+        return self.uid == 0
+
+    def holds(self, privilege: str, write: bool = False) -> bool:
+        if self.is_root:
+            return True
+        have = self.privileges.get(privilege)
+        return have == "w" or (have in ("r", "x") and not write)
+
+    def auth_id(self, zone_id: int = 1) -> dict[str, Any]:
+        """GET /platform/1/auth/id (isilon-sdk AuthId/AuthIdNtoken; privilege items id, name, permission)."""
+        held = {p: "w" for p in ALL_PRIVILEGES} if self.is_root else self.privileges
+        gname = next((n for n, g in BUILTIN_GROUPS.items() if g == self.gid), f"GID:{self.gid}")
+        return {"ntoken": {
+            "additional_id": [], "gid": {"id": f"GID:{self.gid}", "name": gname, "type": "group"},
+            "group_sid": {"id": f"SID:S-1-22-2-{self.gid}", "name": gname, "type": "group"},
+            "ifs_restricted": False, "local_address": "", "on_disk_group_id": {"id": f"GID:{self.gid}"},
+            "on_disk_user_id": {"id": f"UID:{self.uid}"},
+            "privilege": [{"id": p, "name": PRIVILEGE_NAMES.get(p, p), "permission": held[p]} for p in sorted(held)],
+            "protocol": 17, "remote_address": "", "uid": {"id": f"UID:{self.uid}", "name": self.name, "type": "user"},
+            "user_sid": {"id": f"SID:S-1-22-1-{self.uid}", "name": self.name, "type": "user"},
+            "zid": zone_id, "zone_id": "System"}}
+
+
+def forbidden(privilege: str, what: str) -> PapiError:
+    return PapiError(403, "AEC_FORBIDDEN", f"Privilege check failed: {what} needs {privilege}")
+
+
+def resolve_persona(value: Any, kind: str, users: dict[str, int]) -> tuple[int, str]:
+    """A persona (name, 'UID:n'/'GID:n', 'USER:name'/'GROUP:name', or {id|name, type}) -> (numeric id, name).
+
+    Unknown names are refused (400), as OneFS refuses a persona its providers cannot resolve.
+    """
+    table = users if kind == "user" else BUILTIN_GROUPS
+    if isinstance(value, dict):
+        value = value.get("id") or value.get("name")
+    if not isinstance(value, str) or not value:
+        raise bad_request(f"invalid {kind} persona {value!r}")
+    prefix, sep, rest = value.partition(":")
+    numeric = "UID" if kind == "user" else "GID"
+    if sep and prefix.upper() == numeric:
+        try:
+            num = int(rest)
+        except ValueError:
+            raise bad_request(f"invalid {kind} persona {value!r}") from None
+        return num, next((n for n, i in table.items() if i == num), value)
+    name = rest if sep and prefix.upper() in ("USER", "GROUP") else value
+    if name not in table:
+        raise bad_request(f"Failed to find {kind} for '{('USER' if kind == 'user' else 'GROUP')}:{name}': "
+                          f"No such {kind}")
+    return table[name], name
+
+
+def persona_view(num: int, kind: str, users: dict[str, int]) -> dict[str, Any]:
+    table = users if kind == "user" else BUILTIN_GROUPS
+    pid = f"{'UID' if kind == 'user' else 'GID'}:{num}"
+    return {"id": pid, "name": next((n for n, i in table.items() if i == num), pid), "type": kind}
 
 
 def quota_id() -> str:
@@ -265,6 +362,7 @@ class Cluster:
                               "sc_service_name": "", "description": "Initial subnet"},
     })
     pools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    licences: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_LICENCES))
 
     # ---- persistence ----
     def to_json(self) -> dict[str, Any]:
@@ -272,14 +370,14 @@ class Cluster:
             "name": self.name, "guid": self.guid, "nodes": self.nodes, "zones": self.zones,
             "exports": {str(k): v for k, v in self.exports.items()}, "next_export_id": self.next_export_id,
             "quotas": self.quotas, "next_project_id": self.next_project_id, "subnets": self.subnets,
-            "pools": self.pools,
+            "pools": self.pools, "licences": self.licences,
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Cluster:
         c = cls()
         for key in ("name", "guid", "nodes", "zones", "next_export_id", "quotas", "next_project_id", "subnets",
-                    "pools"):
+                    "pools", "licences"):
             if key in data:
                 setattr(c, key, data[key])
         c.exports = {int(k): v for k, v in data.get("exports", {}).items()}
@@ -331,6 +429,21 @@ class Cluster:
                                          "version": f"Isilon OneFS v{ONEFS_RELEASE}"}}}
                  for n in self.nodes]
         return {"nodes": nodes, "total": len(nodes)}
+
+    # ---- licences ----
+    def licence_list(self) -> dict[str, Any]:
+        """GET /platform/5/license/licenses (isilon-sdk v9_5_0 LicenseLicenses)."""
+        items = []
+        for name, status in sorted(self.licences.items()):
+            if status not in LICENCE_STATUSES:
+                raise ValueError(f"licence {name}: status {status!r} is not one of {LICENCE_STATUSES}")
+            items.append({"days_since_expiry": None, "days_to_expiry": None, "expiration": None,
+                          "expired_alert": False, "expiring_alert": False, "id": name, "name": name,
+                          "status": status, "tiers": []})
+        return {"licenses": items}
+
+    def licensed(self, name: str) -> bool:
+        return self.licences.get(name) in ("Licensed", "Evaluation")
 
     # ---- zones ----
     def zone(self, name: str | None) -> tuple[str, dict[str, Any]]:
@@ -515,9 +628,9 @@ class Cluster:
         for name in ("hard", "soft", "advisory", "soft_grace"):
             if name in given:
                 val = given[name]
-                if val is not None and (isinstance(val, bool) or not isinstance(val, int) or val < 0):
-                    raise bad_request(f"Field: thresholds.{name} must be a non-negative integer or null",
-                                      "thresholds")
+                if val is not None and (isinstance(val, bool) or not isinstance(val, int) or val < 1):
+                    raise bad_request(f"Field: thresholds.{name}: minimum value is 1 (got {val!r}); "
+                                      "null removes the threshold", "thresholds")
                 out[name] = val
         if out["soft"] is not None and out["soft_grace"] is None:
             raise bad_request("Field: thresholds.soft_grace is required with a soft threshold", "thresholds")
@@ -577,7 +690,20 @@ class Cluster:
         for i in body.get("ifaces", []) or []:
             if not isinstance(i, dict) or i.get("lnn") not in lnns or not i.get("iface"):
                 raise bad_request(f"Field: ifaces: invalid interface {i!r} (known LNNs {sorted(lnns)})", "ifaces")
+        if body.get("sc_subnet") and not any(s["name"] == body["sc_subnet"] for s in self.subnets.values()):
+            raise bad_request(f"Field: sc_subnet: subnet '{body['sc_subnet']}' does not exist", "sc_subnet")
         return dict(body)
+
+    def _need_smartconnect_licence(self, pool: dict[str, Any], others: int) -> None:
+        """SmartConnect Basic (unlicensed) allows one pool per subnet with static allocation."""
+        if self.licensed(SMARTCONNECT_LICENCE):
+            return
+        if pool.get("alloc_method") == "dynamic":
+            raise PapiError(403, "AEC_FORBIDDEN", "alloc_method dynamic requires a valid SmartConnect Advanced "
+                                                  "license")
+        if others:
+            raise PapiError(403, "AEC_FORBIDDEN", "a second pool in a subnet requires a valid SmartConnect Advanced "
+                                                  "license")
 
     def create_pool(self, groupnet: str, subnet: str, body: Any) -> str:
         self.subnet(groupnet, subnet)
@@ -592,6 +718,8 @@ class Cluster:
                 "sc_dns_zone_aliases": [], "sc_failover_policy": "round_robin", "sc_subnet": "",
                 "sc_suspended_nodes": [], "sc_ttl": 0, "static_routes": [], "subnet": subnet}
         pool.update(fields)
+        others = sum(1 for p in self.pools.values() if p["groupnet"] == groupnet and p["subnet"] == subnet)
+        self._need_smartconnect_licence(pool, others)
         self.pools[pid] = pool
         return pid
 
@@ -602,7 +730,11 @@ class Cluster:
         fields = self._pool_fields(body, creating=False)
         if "name" in fields and fields["name"] != name:
             raise bad_request("Field: name: renaming a pool is not supported by the simulator", "name")
-        self.pools[pid].update(fields)
+        merged = {**self.pools[pid], **fields}
+        others = sum(1 for k, p in self.pools.items() if k != pid and p["groupnet"] == groupnet
+                     and p["subnet"] == subnet)
+        self._need_smartconnect_licence(merged, others)
+        self.pools[pid] = merged
 
     def get_pool(self, groupnet: str, subnet: str, name: str) -> dict[str, Any]:
         pid = f"{groupnet}.{subnet}.{name}"

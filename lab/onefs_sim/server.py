@@ -1,9 +1,15 @@
 """HTTPS front end of the OneFS API simulator: sessions, CSRF, routing, fault injection, request log.
 
 Session rules follow OneFS 8.2+: ``POST /session/1/session`` returns 201 and sets ``isisessid`` and
-``isicsrf``; every other call must carry the ``isisessid`` cookie (else 401), and the ``X-CSRF-Token``
-header equal to ``isicsrf`` plus a ``Referer`` header (else 403). A session idle for longer than
-``idle_timeout`` seconds, or older than ``absolute_timeout``, is gone: 401 again, as on a real cluster.
+``isicsrf``; every other call must carry the ``isisessid`` cookie, the ``X-CSRF-Token`` header equal to
+``isicsrf`` and a ``Referer`` header, else 401 (OneFS answers a request without them as unauthenticated). A
+session idle for longer than ``idle_timeout`` seconds, or older than ``absolute_timeout``, is gone: 401 again.
+Sessions are per node: each listener is one node (LNN), and a cookie issued by one node is unknown to another
+(401), as on a cluster reached through a DNS-balanced name.
+
+RBAC: the API user holds a privilege set (``privileges``: ISI_PRIV_* -> 'r' or 'w'; None = every privilege,
+read-write, as a member of the built-in SystemAdmin role). Each call is checked against the privilege its part of
+the API needs (:data:`ROUTE_PRIVILEGES`); a missing one answers 403 AEC_FORBIDDEN and changes nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +32,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .model import PAPI_LATEST, Cluster, PapiError, Session, bad_request, not_found
+from .model import (
+    ALL_PRIVILEGES,
+    BUILTIN_USERS,
+    PAPI_LATEST,
+    ApiUser,
+    Cluster,
+    PapiError,
+    Session,
+    bad_request,
+    forbidden,
+    not_found,
+    persona_view,
+    resolve_persona,
+)
 
 UNAUTHORIZED = PapiError(401, "AEC_UNAUTHORIZED", "Authorization required")
 MUTATING = {"POST", "PUT", "DELETE", "PATCH"}
@@ -65,9 +84,12 @@ class OneFSSimulator:
     """The simulated cluster behind the HTTP handler. Thread safe (one lock)."""
 
     def __init__(self, backend: Any, user: str, password: str, *, state_path: str | None = None,
-                 idle_timeout: float = 900, absolute_timeout: float = 14400, cluster: Cluster | None = None) -> None:
+                 idle_timeout: float = 900, absolute_timeout: float = 14400, cluster: Cluster | None = None,
+                 privileges: dict[str, str] | None = None, uid: int = 2000) -> None:
         self.backend = backend
         self.user = user
+        self.api_user = ApiUser(user, 0 if user == "root" else uid, 0,
+                                dict.fromkeys(ALL_PRIVILEGES, "w") if privileges is None else dict(privileges))
         self._password = password
         self.state_path = Path(state_path) if state_path else None
         self.idle_timeout = idle_timeout
@@ -78,8 +100,7 @@ class OneFSSimulator:
         self.expiry_triggers: list[Fault] = []
         self.requests: list[RequestRecord] = []
         self.lock = threading.RLock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._servers: list[tuple[ThreadingHTTPServer, threading.Thread]] = []
         if self.state_path and self.state_path.exists():
             data = json.loads(self.state_path.read_text())
             self.cluster = Cluster.from_json(data.get("cluster", {}))
@@ -104,6 +125,10 @@ class OneFSSimulator:
         with self.lock:
             self.expiry_triggers.append(Fault(status=401, count=1, method=method, path_prefix=path_prefix))
 
+    def users(self) -> dict[str, int]:
+        """User name -> UID of every user the simulated providers resolve (built-ins and the API user)."""
+        return {**BUILTIN_USERS, self.api_user.name: self.api_user.uid}
+
     def mutating_requests(self) -> list[RequestRecord]:
         with self.lock:
             return [r for r in self.requests if r.mutating]
@@ -127,7 +152,7 @@ class OneFSSimulator:
                 self.backend.apply_quota(q)
 
     # ---- sessions ----
-    def login(self, body: Any) -> tuple[str, Session]:
+    def login(self, body: Any, node: int = 1) -> tuple[str, Session]:
         if not isinstance(body, dict) or not isinstance(body.get("username"), str) or \
                 not isinstance(body.get("password"), str):
             raise bad_request("Body must hold username, password and services")
@@ -137,13 +162,16 @@ class OneFSSimulator:
             raise bad_request("Field: services must list 'platform' and/or 'namespace'", "services")
         if body["username"] != self.user or not secrets.compare_digest(body["password"], self._password):
             raise PapiError(401, "AEC_UNAUTHORIZED", "Username or password is incorrect.")
+        if not self.api_user.holds("ISI_PRIV_LOGIN_PAPI"):
+            raise PapiError(401, "AEC_UNAUTHORIZED", "User does not have the privilege ISI_PRIV_LOGIN_PAPI.")
         token = secrets.token_hex(16)
         now = time.monotonic()
-        session = Session(user=body["username"], csrf=secrets.token_hex(16), created=now, last_seen=now)
+        session = Session(user=body["username"], csrf=secrets.token_hex(16), created=now, last_seen=now, node=node)
         self.sessions[token] = session
         return token, session
 
-    def authenticate(self, cookie_header: str | None, csrf: str | None, referer: str | None) -> tuple[str, Session]:
+    def authenticate(self, cookie_header: str | None, csrf: str | None, referer: str | None,
+                     node: int = 1) -> tuple[str, Session]:
         token = None
         if cookie_header:
             jar: SimpleCookie = SimpleCookie()
@@ -155,39 +183,39 @@ class OneFSSimulator:
                 token = jar["isisessid"].value
         session = self.sessions.get(token) if token else None
         now = time.monotonic()
-        if session is None:
+        if session is None or session.node != node:  # another node never saw this session
             raise UNAUTHORIZED
         if now - session.last_seen > self.idle_timeout or now - session.created > self.absolute_timeout:
             del self.sessions[token]
             raise UNAUTHORIZED
-        if not csrf or not secrets.compare_digest(csrf, session.csrf):
-            raise PapiError(403, "AEC_FORBIDDEN", "CSRF token missing or invalid: send X-CSRF-Token with the "
-                                                  "isicsrf cookie value")
-        if not referer:
-            raise PapiError(403, "AEC_FORBIDDEN", "Referer header required for CSRF protection")
+        if not csrf or not secrets.compare_digest(csrf, session.csrf) or not referer:
+            raise UNAUTHORIZED
         session.last_seen = now
         return token, session
 
     # ---- HTTP server ----
-    def _make_server(self, host: str, port: int, certfile: str, keyfile: str) -> ThreadingHTTPServer:
+    def _make_server(self, host: str, port: int, certfile: str, keyfile: str, node: int = 1) -> ThreadingHTTPServer:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(certfile, keyfile)
         sim = self
 
         class Handler(PapiHandler):
             simulator = sim
+            lnn = node
 
         httpd = ThreadingHTTPServer((host, port), Handler)
         httpd.daemon_threads = True
         httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
         return httpd
 
-    def start(self, host: str, port: int, certfile: str, keyfile: str) -> int:
-        """Serve in a background thread (tests); returns the bound port."""
-        self._httpd = self._make_server(host, port, certfile, keyfile)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="onefs-sim", daemon=True)
-        self._thread.start()
-        return self._httpd.server_address[1]
+    def start(self, host: str, port: int, certfile: str, keyfile: str, node: int = 1) -> int:
+        """Serve node ``node`` (LNN) in a background thread (tests); returns the bound port. Call once per node
+        to give each node its own address, with sessions that only that node knows."""
+        httpd = self._make_server(host, port, certfile, keyfile, node)
+        thread = threading.Thread(target=httpd.serve_forever, name=f"onefs-sim-{node}", daemon=True)
+        thread.start()
+        self._servers.append((httpd, thread))
+        return httpd.server_address[1]
 
     def serve_forever(self, host: str, port: int, certfile: str, keyfile: str) -> None:
         """Serve in this thread until SystemExit/KeyboardInterrupt (the CLI)."""
@@ -198,14 +226,15 @@ class OneFSSimulator:
             httpd.server_close()
 
     def stop(self) -> None:
-        httpd, self._httpd = self._httpd, None
-        if httpd is not None:
+        servers, self._servers = self._servers, []
+        for httpd, _ in servers:
             httpd.shutdown()
             httpd.server_close()
 
 
 class PapiHandler(BaseHTTPRequestHandler):
     simulator: OneFSSimulator
+    lnn: int = 1
     server_version = "Apache"
     sys_version = ""
     protocol_version = "HTTP/1.1"
@@ -272,7 +301,7 @@ class PapiHandler(BaseHTTPRequestHandler):
                     sim.sessions.clear()
                 body = self._body() if method in ("POST", "PUT") else None
                 if path.rstrip("/") == "/session/1/session" and method == "POST":
-                    token, session = sim.login(body)
+                    token, session = sim.login(body, self.lnn)
                     status = 201
                     user = session.user
                     self._send(201, {"services": body["services"], "timeout_absolute": int(sim.absolute_timeout),
@@ -281,7 +310,7 @@ class PapiHandler(BaseHTTPRequestHandler):
                                         f"isicsrf={session.csrf}; path=/; Secure"])
                     return
                 token, session = sim.authenticate(self.headers.get("Cookie"), self.headers.get("X-CSRF-Token"),
-                                                  self.headers.get("Referer"))
+                                                  self.headers.get("Referer"), self.lnn)
                 user = session.user
                 status, result = route(sim, method, path, query, body, self.headers, token)
                 self._send(status, result)
@@ -297,6 +326,27 @@ class PapiHandler(BaseHTTPRequestHandler):
 
 
 _PLATFORM = re.compile(r"^/platform/(\d+)/(.+?)/?$")
+
+# The privilege each part of the Platform API needs (resource prefix -> privilege); GET needs it read-only,
+# a change needs it read-write. Resources not listed (cluster identity, config and nodes, auth/id,
+# platform/latest) need only the login (ISI_PRIV_LOGIN_PAPI). From the OneFS privilege list (isi auth privileges)
+# and Dell's CSI driver documentation; which privilege guards the zone list is known from prose (ISI_PRIV_AUTH).
+ROUTE_PRIVILEGES: tuple[tuple[str, str], ...] = (
+    ("zones", "ISI_PRIV_AUTH"),
+    ("protocols/nfs", "ISI_PRIV_NFS"),
+    ("quota", "ISI_PRIV_QUOTA"),
+    ("network", "ISI_PRIV_NETWORK"),
+    ("license", "ISI_PRIV_LICENSE"),
+)
+
+
+def check_privilege(user: ApiUser, method: str, resource: str) -> None:
+    for prefix, privilege in ROUTE_PRIVILEGES:
+        if resource == prefix or resource.startswith(prefix + "/"):
+            write = method not in ("GET", "HEAD")
+            if not user.holds(privilege, write):
+                raise forbidden(privilege + (" (read-write)" if write else ""), f"{method} /{resource}")
+            return
 
 
 def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], body: Any, headers: Any,
@@ -320,6 +370,7 @@ def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], bo
     version, resource = int(m.group(1)), m.group(2)
     if version < 1 or version > PAPI_LATEST:
         raise not_found(f"Path not found: {path} (this cluster serves PAPI versions 1..{PAPI_LATEST})")
+    check_privilege(sim.api_user, method, resource)
     parts = resource.split("/")
     zone = query.get("zone")
 
@@ -331,6 +382,11 @@ def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], bo
         return 200, c.config()
     if method == "GET" and resource == "cluster/identity":
         return 200, c.identity()
+    if method == "GET" and resource == "auth/id":
+        return 200, sim.api_user.auth_id()
+    if method == "GET" and resource == "license/licenses":
+        need(5)
+        return 200, c.licence_list()
     if method == "GET" and resource == "cluster/nodes":
         need(3)
         return 200, c.node_list()
@@ -345,6 +401,7 @@ def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], bo
                 return 200, c.list_exports(zone, query.get("path"))
             if method == "POST":
                 with _exports_rollback(sim):
+                    _check_export_personas(sim, body)
                     eid = c.create_export(body, zone, sim.backend.path_exists)
                     _apply_exports(sim)
                 return 201, {"id": eid}
@@ -357,6 +414,7 @@ def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], bo
                 return 200, c.get_export(eid, zone)
             if method == "PUT":
                 with _exports_rollback(sim):
+                    _check_export_personas(sim, body)
                     c.update_export(eid, body, zone, sim.backend.path_exists)
                     _apply_exports(sim)
                 return 204, None
@@ -458,50 +516,77 @@ def _apply_exports(sim: OneFSSimulator) -> None:
     sim.save()
 
 
-def _persona_view(name: str, kind: str) -> dict[str, Any]:
-    ids = {"user": {"root": "UID:0", "nobody": "UID:65534"}, "group": {"root": "GID:0", "wheel": "GID:0",
-                                                                       "nogroup": "GID:65534"}}
-    pid = ids[kind].get(name, f"{'UID' if kind == 'user' else 'GID'}:{name}")
-    return {"id": pid, "name": name, "type": kind}
+def _check_export_personas(sim: OneFSSimulator, body: Any) -> None:
+    """The users and groups of an export's root/non-root/failure/all mappings must resolve (400 otherwise)."""
+    if not isinstance(body, dict):
+        return
+    users = sim.users()
+    for name in ("map_root", "map_non_root", "map_failure", "map_all"):
+        mapping = body.get(name)
+        if not isinstance(mapping, dict):
+            continue
+        if mapping.get("user"):
+            resolve_persona(mapping["user"], "user", users)
+        for group in [mapping.get("primary_group"), *(mapping.get("secondary_groups") or [])]:
+            if group:
+                resolve_persona(group, "group", users)
 
 
-def _persona_name(value: Any, kind: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value.split(":", 1)[1] if ":" in value else value
-    if isinstance(value, dict):
-        if value.get("name"):
-            return str(value["name"])
-        if value.get("id"):
-            return _persona_name(value["id"], kind)
-    raise bad_request(f"invalid {kind} persona {value!r}")
+def _may_write(user: ApiUser, info: dict[str, Any]) -> bool:
+    """POSIX write permission of ``user`` on a directory (owner bits, then group, then other)."""
+    mode = int(info["mode"], 8)
+    if info["uid"] == user.uid:
+        return bool(mode & 0o200)
+    if info["gid"] == user.gid:
+        return bool(mode & 0o020)
+    return bool(mode & 0o002)
 
 
 def namespace(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], body: Any,
               headers: Any) -> tuple[int, Any]:
-    """RESTful Access to Namespace (RAN), access point 'ifs' only: directories and their ACL/mode."""
+    """RESTful Access to Namespace (RAN), access point 'ifs' only: directories and their owner, group and mode.
+
+    As on OneFS: a non-root user needs ISI_PRIV_NS_IFS_ACCESS and ISI_PRIV_NS_TRAVERSE for any namespace call; a
+    directory it creates belongs to it (its UID and primary GID) and needs write permission on the parent (or
+    ISI_PRIV_IFS_RESTORE); giving a directory another owner or group, or changing the mode of a directory it
+    does not own, needs root or ISI_PRIV_IFS_RESTORE. Personas are resolved by name or by UID:/GID: id; a name
+    no provider knows is refused (400).
+    """
+    user = sim.api_user
+    for privilege in ("ISI_PRIV_NS_IFS_ACCESS", "ISI_PRIV_NS_TRAVERSE"):
+        if not user.holds(privilege):
+            raise forbidden(privilege, f"{method} {path} (RESTful Access to Namespace)")
     fs_path = path[len("/namespace"):].rstrip("/") or "/"
     if not (fs_path == "/ifs" or fs_path.startswith("/ifs/")):
         raise not_found(f"Access point not found for {path}")
     if ".." in fs_path.split("/"):
         raise bad_request("'..' is not allowed in a namespace path")
     backend = sim.backend
+    users = sim.users()
+    restore = user.holds("ISI_PRIV_IFS_RESTORE")
     if "acl" in query:
         info = backend.dir_info(fs_path)
         if info is None:
             raise not_found(f"Path '{fs_path}' not found")
         if method == "GET":
-            return 200, {"acl": [], "authoritative": "mode", "group": _persona_view(info["group"], "group"),
-                         "mode": info["mode"], "owner": _persona_view(info["owner"], "user")}
+            return 200, {"acl": [], "authoritative": "mode", "group": persona_view(info["gid"], "group", users),
+                         "mode": info["mode"], "owner": persona_view(info["uid"], "user", users)}
         if method == "PUT":
             if not isinstance(body, dict):
                 raise bad_request("ACL body must be a JSON object")
             mode = body.get("mode")
             if mode is not None and not re.fullmatch(r"0?[0-7]{3,4}", str(mode)):
                 raise bad_request(f"Field: mode: invalid mode {mode!r}", "mode")
-            backend.set_acl(fs_path, _persona_name(body.get("owner"), "user"),
-                            _persona_name(body.get("group"), "group"), f"{int(str(mode), 8):04o}" if mode else None)
+            uid = resolve_persona(body["owner"], "user", users)[0] if body.get("owner") else None
+            gid = resolve_persona(body["group"], "group", users)[0] if body.get("group") else None
+            if not restore and ((uid is not None and uid != info["uid"]) or (gid is not None and gid != info["gid"]
+                                                                             and gid != user.gid)):
+                raise forbidden("ISI_PRIV_IFS_RESTORE", f"changing the owner or group of {fs_path} (owner "
+                                f"{persona_view(info['uid'], 'user', users)['name']}) to another identity")
+            if not restore and mode is not None and info["uid"] != user.uid:
+                raise forbidden("ISI_PRIV_IFS_RESTORE", f"changing the mode of {fs_path}, which {user.name} "
+                                "does not own")
+            backend.set_acl(fs_path, uid, gid, f"{int(str(mode), 8):04o}" if mode else None)
             sim.save()
             return 200, None
     if method in ("GET", "HEAD"):
@@ -511,8 +596,10 @@ def namespace(sim: OneFSSimulator, method: str, path: str, query: dict[str, str]
         if "metadata" in query:
             return 200, {"attrs": [{"name": "type", "namespace": None, "value": "container"},
                                    {"name": "mode", "namespace": None, "value": info["mode"]},
-                                   {"name": "owner", "namespace": None, "value": info["owner"]},
-                                   {"name": "group", "namespace": None, "value": info["group"]}]}
+                                   {"name": "owner", "namespace": None,
+                                    "value": persona_view(info["uid"], "user", users)["name"]},
+                                   {"name": "group", "namespace": None,
+                                    "value": persona_view(info["gid"], "group", users)["name"]}]}
         return 200, {"children": []}
     if method == "PUT":
         if (headers.get("x-isi-ifs-target-type") or "").lower() != "container":
@@ -521,7 +608,15 @@ def namespace(sim: OneFSSimulator, method: str, path: str, query: dict[str, str]
         if not re.fullmatch(r"0?[0-7]{3,4}", mode):
             raise bad_request(f"x-isi-ifs-access-control: {mode!r} is not an octal mode")
         recursive = query.get("recursive", "").lower() == "true"
-        backend.make_dir(fs_path, f"{int(mode, 8):04o}", recursive, sim.user)
+        if backend.dir_info(fs_path) is None and not restore:
+            parent = fs_path.rsplit("/", 1)[0]
+            while backend.dir_info(parent) is None and parent != "/ifs":
+                parent = parent.rsplit("/", 1)[0]
+            pinfo = backend.dir_info(parent)
+            if pinfo is not None and not _may_write(user, pinfo):
+                raise PapiError(403, "AEC_FORBIDDEN", f"Permission denied: {user.name} may not write to {parent} "
+                                                      f"(mode {pinfo['mode']})")
+        backend.make_dir(fs_path, f"{int(mode, 8):04o}", recursive, user.uid, user.gid)
         sim.save()
         return 200, None
     raise not_found(f"{method} not supported on {path}")

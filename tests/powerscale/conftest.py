@@ -108,13 +108,16 @@ class PlaybookRun:
 
 
 def run_playbook(tmp_path: Path, playbook: str, *, inventory: str | None = None, args: list[str] | None = None,
-                 json_output: bool = True, env: dict[str, str] | None = None) -> PlaybookRun:
-    """Run ansible-playbook for real (subprocess) with the project's ansible.cfg, library and module_utils."""
+                 json_output: bool = True, env: dict[str, str] | None = None,
+                 inventory_path: Path | None = None) -> PlaybookRun:
+    """Run ansible-playbook for real (subprocess) with the project's ansible.cfg, library and module_utils.
+    ``inventory_path``: an inventory of the repository (e.g. inventories/production) instead of ``inventory``."""
     book = tmp_path / "playbook.yml"
     book.write_text(textwrap.dedent(playbook))
-    inv = tmp_path / "inventory.yml"
-    inv.write_text(textwrap.dedent(inventory) if inventory else "all:\n  hosts:\n    localhost:\n"
-                   "      ansible_connection: local\n      ansible_python_interpreter: " + sys.executable + "\n")
+    inv = inventory_path or tmp_path / "inventory.yml"
+    if inventory_path is None:
+        inv.write_text(textwrap.dedent(inventory) if inventory else "all:\n  hosts:\n    localhost:\n"
+                       "      ansible_connection: local\n      ansible_python_interpreter: " + sys.executable + "\n")
     full_env = dict(os.environ)
     full_env.update({
         "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"),

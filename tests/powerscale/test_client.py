@@ -62,10 +62,11 @@ def test_simulator_enforces_session_and_csrf(sim, pki):
     cookie = {"Cookie": f"isisessid={c._session_id}"}
     referer = {"Referer": f"https://127.0.0.1:{sim.port}"}
     assert _raw(sim, pki, "GET", "/platform/1/zones", {})[0] == 401
+    # OneFS answers a missing or wrong CSRF token, or a missing Referer, as an unauthenticated request: 401
     status, body = _raw(sim, pki, "GET", "/platform/1/zones", {**cookie, **referer})
-    assert status == 403 and json.loads(body)["errors"][0]["code"] == "AEC_FORBIDDEN"
-    assert _raw(sim, pki, "GET", "/platform/1/zones", {**cookie, **referer, "X-CSRF-Token": "wrong"})[0] == 403
-    assert _raw(sim, pki, "GET", "/platform/1/zones", {**cookie, "X-CSRF-Token": c._csrf})[0] == 403
+    assert status == 401 and json.loads(body)["errors"][0]["code"] == "AEC_UNAUTHORIZED"
+    assert _raw(sim, pki, "GET", "/platform/1/zones", {**cookie, **referer, "X-CSRF-Token": "wrong"})[0] == 401
+    assert _raw(sim, pki, "GET", "/platform/1/zones", {**cookie, "X-CSRF-Token": c._csrf})[0] == 401
     assert _raw(sim, pki, "GET", "/platform/1/zones", {**cookie, **referer, "X-CSRF-Token": c._csrf})[0] == 200
 
 

@@ -26,7 +26,8 @@ class FakeModule:
 
 def pool_params(**kw: Any) -> dict[str, Any]:
     params = {"groupnet": "groupnet0", "subnet": "subnet0", "name": "pool-dl", "access_zone": "System",
-              "alloc_method": "dynamic", "sc_dns_zone": "dl.storage.example.com", "sc_connect_policy": "round_robin",
+              "alloc_method": "dynamic", "sc_dns_zone": "dl.storage.example.com", "sc_subnet": "subnet0",
+              "sc_connect_policy": "round_robin",
               "description": None,
               "ranges": [{"low": "198.51.100.21", "high": "198.51.100.24"}],
               "ifaces": [{"iface": "40gige-1", "lnn": 1}]}
@@ -39,6 +40,7 @@ def test_network_pool_create_noop_reorder_update_and_check(sim, pki):
     sim.cluster.nodes.append({"lnn": 2, "devid": 2, "serial": "SIM0000002"})
     created = powerscale_network_pool.run(FakeModule(pool_params()), c)
     assert created["changed"] is True and sim.cluster.pools["groupnet0.subnet0.pool-dl"]["sc_dns_zone"]
+    assert created["sent"]["sc_subnet"] == "subnet0"  # the subnet whose SmartConnect service answers the zone
     assert powerscale_network_pool.run(FakeModule(pool_params()), c)["changed"] is False
     two = [{"iface": "40gige-1", "lnn": 2}, {"iface": "40gige-1", "lnn": 1}]
     updated = powerscale_network_pool.run(FakeModule(pool_params(ifaces=two)), c)
@@ -56,7 +58,9 @@ def test_network_pool_create_noop_reorder_update_and_check(sim, pki):
 @pytest.mark.parametrize("thresholds, text", [
     ({"hard": 100, "soft": 200, "soft_grace": 60}, "thresholds.soft=200 is above thresholds.hard=100"),
     ({"hard": 100, "soft": 50}, "needs thresholds.soft_grace"),
-    ({"hard": -1}, "thresholds.hard=-1 is negative"),
+    ({"hard": -1}, "thresholds.hard=-1 is below the API's minimum of 1"),
+    ({"hard": 0}, "thresholds.hard=0 is below the API's minimum of 1"),
+    ({"advisory": 0}, "thresholds.advisory=0 is below the API's minimum of 1"),
 ])
 def test_quota_thresholds_are_checked_before_any_request(thresholds, text):
     with pytest.raises(OneFSError) as err:
@@ -85,6 +89,47 @@ def test_directory_modes_are_normalised_and_validated():
     assert powerscale_directory.normal_mode("1777") == "1777"
     with pytest.raises(OneFSError, match="not an octal mode"):
         powerscale_directory.normal_mode("rwxr-xr-x")
+
+
+def directory_params(**kw: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"path": "/ifs/data/scratch", "owner": "root", "group": "wheel", "mode": "1777",
+                              "recursive": True}
+    params.update(kw)
+    return params
+
+
+def test_directory_compares_the_personas_the_cluster_resolved(sim, pki):
+    c = client(sim, pki)
+    made = powerscale_directory.run(FakeModule(directory_params()), c)
+    assert made["changed"] is True and made["directory"] == {"path": "/ifs/data/scratch", "owner": "root",
+                                                             "group": "wheel", "mode": "1777"}
+    assert powerscale_directory.run(FakeModule(directory_params()), c)["changed"] is False
+    by_id = powerscale_directory.run(FakeModule(directory_params(owner="UID:0", group="GID:0")), c)
+    assert by_id["changed"] is False  # ids compare with the answer's id, names with its name
+    before = len(sim.mutating_requests())
+    with pytest.raises(OneFSError) as err:  # OneFS has no group root: refused, named, never re-sent in silence
+        powerscale_directory.run(FakeModule(directory_params(group="root")), c)
+    assert "GROUP:root" in err.value.message and err.value.status == 400
+    assert "setting group root" in err.value.message and "GID 0 is the group 'wheel'" in err.value.message
+    assert len(sim.mutating_requests()) == before + 1
+    assert sim.backend.dirs["/ifs/data/scratch"] == {"mode": "1777", "uid": 0, "gid": 0}
+
+
+def test_directory_fails_when_the_cluster_keeps_another_persona():
+    acl = {"owner": {"id": "UID:0", "name": "root", "type": "user"},
+           "group": {"id": "GID:0", "name": "wheel", "type": "group"}, "mode": "0755"}
+    assert powerscale_directory.differences({"owner": "root", "group": "wheel", "mode": "0755"}, acl) == {}
+    assert powerscale_directory.differences({"group": "root"}, acl) == {"group": "root"}
+    assert powerscale_directory.differences({"group": "GID:0", "owner": "uid:0"}, acl) == {}
+
+    class Answers:
+        def get(self, path: str, **kw: Any) -> dict[str, Any]:
+            return acl
+
+    with pytest.raises(OneFSError) as err:
+        powerscale_directory._settled(Answers(), "/namespace/ifs/x", "/ifs/x", {"group": "root"})  # type: ignore[arg-type]
+    assert "keeps group wheel (GID:0) after setting group root" in err.value.message
+    assert "'wheel', not 'root'" in err.value.message
 
 
 def export_params(**kw: Any) -> dict[str, Any]:

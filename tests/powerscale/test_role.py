@@ -63,7 +63,7 @@ all:
         description: Training datasets (read by all DGX)
         purpose: training
         owner: root
-        group: root
+        group: wheel
         mode: "0755"
         clients: []
         map_root: nobody
@@ -73,7 +73,7 @@ all:
         description: Scratch space
         purpose: scratch
         owner: root
-        group: root
+        group: wheel
         mode: "1777"
         clients: []
         map_root: nobody
@@ -125,12 +125,13 @@ def test_first_run_configures_second_changes_nothing_and_no_password_leaks(sim, 
     assert training["clients"] == ["198.51.100.11", "198.51.100.12"]  # derived from the dgx storage_nics
     assert training["map_root"]["enabled"] is True and training["map_root"]["user"]["id"] == "USER:nobody"
     assert training["description"] == f"Training datasets (read by all DGX) {MARKER}"
-    assert sim.backend.dirs["/ifs/data/scratch"] == {"mode": "1777", "owner": "root", "group": "root"}
+    assert sim.backend.dirs["/ifs/data/scratch"] == {"mode": "1777", "uid": 0, "gid": 0}  # root, wheel
     (quota,) = sim.cluster.quotas.values()
     assert quota["path"] == "/ifs/data/scratch" and quota["thresholds"]["hard"] == 268435456
     assert quota["thresholds"]["soft_grace"] == 3600 and quota["enforced"] is True
     (pool,) = sim.cluster.pools.values()
     assert pool["sc_dns_zone"] == "dl.storage.example.com" and pool["ifaces"] == [{"iface": "storage0", "lnn": 1}]
+    assert pool["sc_subnet"] == "subnet0"
 
     sim.requests.clear()
     second = run_playbook(tmp_path, PLAYBOOK, inventory=inv)

@@ -4,6 +4,7 @@ zones, numeric ids), persistence, and the knfsd backend's rendering and commands
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -187,8 +188,9 @@ def test_knfsd_backend_writes_exports_and_xfs_project_quotas(tmp_path):
                            projects_file=str(tmp_path / "projects"), projid_file=str(tmp_path / "projid"),
                            run=fake_run)
     (tmp_path / "projects").write_text("7:/srv/other\n")  # a foreign project is kept
-    backend.make_dir("/ifs/data/scratch", "1777", True, "root")
+    backend.make_dir("/ifs/data/scratch", "1777", True, os.getuid(), os.getgid())  # numeric ids, never names
     assert (ifs / "data/scratch").is_dir() and oct((ifs / "data/scratch").stat().st_mode & 0o7777) == "0o1777"
+    assert backend.dir_info("/ifs/data/scratch") == {"mode": "1777", "uid": os.getuid(), "gid": os.getgid()}
     cluster = Cluster()
     cluster.create_export({"paths": ["/ifs/data/scratch"], "clients": ["198.51.100.11"]}, None, backend.path_exists)
     backend.apply_exports(cluster.exports)

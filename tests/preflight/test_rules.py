@@ -283,6 +283,21 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                               rules.rule_smartconnect, "f800-4", "storage_nics[1].address", ERROR),
     "sc-dgx-inside-range": (lambda s: nic(s, "dgx01").update(address="198.51.100.33/24"),
                             rules.rule_smartconnect, "dgx01", "storage_nics[0].address", ERROR),
+    "export-group-root": (lambda s: edit_all(s, "powerscale_exports", lambda v: v[1].update(group="root")),
+                          rules.rule_exports, "all", "powerscale_exports[1].group", ERROR),
+    # the API host is one node's address; the cache flush needs root
+    "api-host-smartconnect-zone": (lambda s: set_all(s, "powerscale_api_host", "dl.storage.example.com"),
+                                   rules.rule_powerscale_access, "all", "powerscale_api_host", ERROR),
+    "api-host-name-in-zone": (lambda s: set_all(s, "powerscale_api_host", "mgmt.dl.storage.example.com."),
+                              rules.rule_powerscale_access, "all", "powerscale_api_host", ERROR),
+    "api-host-service-address": (lambda s: set_all(s, "powerscale_api_host", "198.51.100.20"),
+                                 rules.rule_powerscale_access, "all", "powerscale_api_host", ERROR),
+    "api-host-dynamic-pool-address": (lambda s: set_all(s, "powerscale_api_host", "198.51.100.33"),
+                                      rules.rule_powerscale_access, "all", "powerscale_api_host", ERROR),
+    "api-host-unknown-name": (lambda s: set_all(s, "powerscale_api_host", "isilon.example.com"),
+                              rules.rule_powerscale_access, "all", "powerscale_api_host", WARNING),
+    "flush-login-not-root": (lambda s: [s.hostvars[h].update(ansible_user="svc-ansible") for h in s.hosts("powerscale")],
+                             rules.rule_powerscale_access, "f800-1", "ansible_user", WARNING),
     # acceptance
     "acceptance-stage-without-threshold": (lambda s: edit_all(s, "acceptance_thresholds", lambda v: v.__setitem__(
         slice(None), [t for t in v if t["stage"] != "ddp"])),

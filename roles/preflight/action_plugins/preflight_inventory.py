@@ -70,7 +70,8 @@ def collect_site(hostvars: Any, groups: Mapping[str, Any], offline: bool, settin
     rules = load_module_utils("preflight_rules")
     schema = load_module_utils("preflight_schema")
     members = {g: list(groups.get(g, [])) for g in rules.GROUPS}
-    names = [n for n in schema.VARIABLE_NAMES if n not in rules.SECRET_NAMES] + ["ansible_host", "ansible_port", "ansible_connection"]
+    names = [n for n in schema.VARIABLE_NAMES if n not in rules.SECRET_NAMES] + ["ansible_host", "ansible_port", "ansible_connection",
+                                                                                    "ansible_user"]
     site = rules.Site(groups=members, hostvars={}, allvars={}, offline=offline,
                       settings=settings or rules.Settings())
     hosts = sorted({h for group in members.values() for h in group})
