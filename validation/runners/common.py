@@ -107,11 +107,16 @@ def run(cmd: list[str], out_file: str, timeout_s: float, env: dict[str, str] | N
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 rc = proc.wait()
+    return outcome(rc, timed_out, started, timeout_s, os.path.basename(cmd[0]))
+
+
+def outcome(rc: int, timed_out: bool, started: float, timeout_s: float, what: str) -> dict[str, Any]:
+    """A launch's record: exit status, whether the time limit killed it, how long it took, and why it failed."""
     result: dict[str, Any] = {"rc": rc, "timed_out": timed_out, "duration_s": round(time.time() - started, 3)}
     if timed_out:
         result["reason"] = f"killed after the {timeout_s:g} s limit"
     elif rc != 0:
-        result["reason"] = f"{os.path.basename(cmd[0])} exited with status {rc}"
+        result["reason"] = f"{what} exited with status {rc}"
     return result
 
 
@@ -153,12 +158,7 @@ def run_env_workers(cmd: list[str], *, nodes: list[str], this_node: str, procs_p
             time.sleep(0.5)
         rcs = [p.wait() for p in procs]
     rc = failed.returncode if failed is not None else next((r for r in rcs if r != 0), 0)
-    result: dict[str, Any] = {"rc": rc, "timed_out": timed_out, "duration_s": round(time.time() - started, 3)}
-    if timed_out:
-        result["reason"] = f"killed after the {timeout_s:g} s limit"
-    elif rc != 0:
-        result["reason"] = f"a worker ({os.path.basename(cmd[1] if len(cmd) > 1 else cmd[0])}) exited with status {rc}"
-    return result
+    return outcome(rc, timed_out, started, timeout_s, f"a worker ({os.path.basename(cmd[1] if len(cmd) > 1 else cmd[0])})")
 
 
 def _kill_all(procs: list[subprocess.Popen]) -> None:
