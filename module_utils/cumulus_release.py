@@ -139,6 +139,27 @@ def ports_conf_value(release: Release, mode: str) -> str:
     return breakout_parts(release, mode)[0]
 
 
+def files_breakouts(lsb_release: str | None, breakouts: dict[str, str], expected: str = "") -> dict[str, Any]:
+    """What the files method writes for the plan's breakouts on the switch whose /etc/lsb-release this is:
+    {"release", "syntax", "ports_conf": {"49": value}, "lane_speeds": {"swp49": "25G" or None}}. Raises
+    ReleaseError, naming the fix, when the release cannot be known, is not modelled, or is not the one the
+    inventory says (expected, sn3700v_cumulus_release)."""
+    if lsb_release is None:
+        raise ReleaseError("/etc/lsb-release is missing: the switch's Cumulus Linux release (and so the ports.conf "
+                           "breakout syntax) cannot be known")
+    release = release_from_lsb(lsb_release)
+    if not known(release):
+        raise ReleaseError(f"Cumulus Linux {release} is not modelled (known: {'.'.join(map(str, OLDEST))} to "
+                           f"{'.'.join(map(str, NEWEST))}): check its guide's breakout syntax first")
+    if expected and parse_release(expected).line != release.line:
+        raise ReleaseError(f"the switch runs Cumulus Linux {release}, the inventory says {expected} "
+                           "(sn3700v_cumulus_release)")
+    parts = {port: breakout_parts(release, mode) for port, mode in sorted(breakouts.items())}
+    return {"release": str(release), "syntax": breakout_syntax(release),
+            "ports_conf": {port[3:] if port.startswith("swp") else port: value for port, (value, _) in parts.items()},
+            "lane_speeds": {port: lane for port, (_, lane) in parts.items()}}
+
+
 _PORTS_LINE_RE = re.compile(r"^([0-9]+)=([0-9A-Za-z/]+)$")
 
 

@@ -20,7 +20,7 @@ from ansible.module_utils.cumulus_switch import (
     set_lines,
 )
 
-from .conftest import run_action
+from .conftest import ROOT, run_action
 from .test_live import LAB_PLAN, lab_live
 
 BEGIN = FRR_MARKER.replace("{mark}", "BEGIN")
@@ -130,6 +130,7 @@ def test_forced_speed_without_fec_is_refused_before_the_switch_is_touched(tmp_pa
 # debug), raw, and the role's agentless action plugins.
 AGENTLESS = {"ansible.builtin.assert", "ansible.builtin.set_fact", "ansible.builtin.meta", "ansible.builtin.debug",
              "ansible.builtin.include_tasks", "ansible.builtin.raw", "cumulus_interfaces", "cumulus_config_file",
+             "cumulus_release_facts",
              "cumulus_fabric_verify"}
 TASK_KEYS = {"name", "when", "register", "notify", "vars", "changed_when", "failed_when", "check_mode", "become",
              "listen", "delegate_to", "block", "tags", "loop", "run_once", "apply", "no_log"}
@@ -175,5 +176,27 @@ def test_breakout_reloads_switchd_then_ifupdown2():
     assert by_name["Reload switchd"]["ansible.builtin.raw"] == "systemctl reload switchd.service"
     assert "restart" not in str(handlers)
     breakout = next(t for t in yaml.safe_load((role / "tasks/files.yml").read_text())
-                    if "ports.conf" in t.get("name", ""))
+                    if t.get("name", "").startswith("Files | Set each declared breakout in ports.conf"))
     assert breakout["notify"] == ["Reload switchd", "Reload ifupdown2 interfaces"]
+
+
+def test_breakouts_are_written_in_the_switchs_release_syntax(tmp_path):
+    # the real /etc/lsb-release of a 4.2.0 switch (tests/fixtures/cumulus/real): ports.conf takes 4x25G; the
+    # same plan on a 5.4 switch takes 4x, the lanes' speed set apart; anything unknown stops before a change
+    real = (ROOT / "tests/fixtures/cumulus/real/lsb-release-4.2.0.txt").read_text()
+    lsb = tmp_path / "lsb-release"
+    lsb.write_text(real)
+    old = run_action("cumulus_release_facts", {"breakouts": {"swp49": "4x25G"}, "path": str(lsb)})
+    assert not old.get("failed"), old
+    assert (old["release"], old["syntax"], old["ports_conf"], old["lane_speeds"]) == (
+        "4.2.0", "speed", {"49": "4x25G"}, {"swp49": None})
+    lsb.write_text(real.replace("4.2.0", "5.4.0"))
+    new = run_action("cumulus_release_facts", {"breakouts": {"swp49": "4x25G"}, "path": str(lsb)})
+    assert (new["syntax"], new["ports_conf"], new["lane_speeds"]) == ("lanes", {"49": "4x"}, {"swp49": "25G"})
+    wrong = run_action("cumulus_release_facts", {"breakouts": {"swp49": "4x25G"}, "path": str(lsb), "expected": "4.2.1"})
+    assert wrong["failed"] and "runs Cumulus Linux 5.4.0, the inventory says 4.2.1" in wrong["msg"]
+    lsb.write_text('DISTRIB_ID=Debian\nDISTRIB_RELEASE=12\n')
+    debian = run_action("cumulus_release_facts", {"breakouts": {"swp49": "4x25G"}, "path": str(lsb)})
+    assert debian["failed"] and "not Cumulus Linux's" in debian["msg"] and "nothing was changed" in debian["msg"]
+    missing = run_action("cumulus_release_facts", {"breakouts": {"swp49": "4x25G"}, "path": str(tmp_path / "none")})
+    assert missing["failed"] and "/etc/lsb-release is missing" in missing["msg"]

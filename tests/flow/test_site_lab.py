@@ -125,6 +125,18 @@ def test_validation_stage_passes_on_the_lab(first_run):
     assert "lab stand-in" in (run_dir / "summary.md").read_text().lower(), "the report must say these are lab stand-ins"
 
 
+def test_jumbo_frames_cross_the_configured_switch_unfragmented(lab, first_run):
+    """The switch site.yml configured (no Python on it: the agentless files method) carries the storage network's
+    MTU 9000 end to end: an 8972-byte ping with don't-fragment from each DGX to powerscale01's storage address."""
+    status = json.loads(_run([sys.executable, "-m", "lab", "status", "--json"], lab / "status-jumbo.log", timeout=120).stdout)
+    nodes = {n["name"]: n for n in status["nodes"]}
+    server = nodes["powerscale01"]["addresses"]["storage0"].split("/")[0]
+    for dgx in ("dgx01", "dgx02"):
+        ping = _run([sys.executable, "-m", "lab", "ssh", dgx, f"ping -c 3 -W 2 -M do -s 8972 {server}"],
+                    lab / f"jumbo-{dgx}.log", timeout=120)
+        assert ping.returncode == 0 and "8980 bytes from" in ping.stdout, f"{dgx}: {ping.stdout[-1500:]}{ping.stderr[-1500:]}"
+
+
 def test_an_impossible_threshold_turns_the_lab_run_fail_naming_the_metric(lab, first_run, tmp_path):
     _, run_dir = first_run
     proc = _run([sys.executable, "-m", "validation", "evaluate", str(run_dir), "--set",
