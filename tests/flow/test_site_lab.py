@@ -192,12 +192,15 @@ def _secret_values() -> dict[str, bytes]:
     return values
 
 
-def _files_holding(roots: list[Path], values: dict[str, bytes]) -> list[str]:
+def _files_under(roots: list[Path]) -> list[Path]:
+    return [p for root in roots for p in ([root] if root.is_file() else sorted(root.rglob("*"))) if p.is_file()]
+
+
+def _files_holding(files: list[Path], values: dict[str, bytes]) -> list[str]:
     hits = []
-    for root in roots:
-        for path in ([root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())):
-            data = path.read_bytes()
-            hits += [f"{path}: {name}" for name, value in values.items() if value in data]
+    for path in files:
+        data = path.read_bytes()
+        hits += [f"{path}: {name}" for name, value in values.items() if value in data]
     return hits
 
 
@@ -210,9 +213,10 @@ def test_no_secret_reaches_what_the_runs_wrote(lab, first_run):
     values = _secret_values()
     fact_cache = Path(os.environ["ANSIBLE_CACHE_PLUGIN_CONNECTION"])
     roots = [lab, fact_cache, *sorted(_run_dirs())]
-    scanned = sum(1 for r in roots for p in ([r] if r.is_file() else r.rglob("*")) if p.is_file())
+    files = _files_under(roots)
+    scanned = len(files)
     assert scanned >= 10, f"only {scanned} files to scan under {roots}: the runs wrote less than expected"
-    hits = _files_holding(roots, values)
+    hits = _files_holding(files, values)
     patterns = b"\n".join(values.values()) + b"\n"
     script = "grep -rlsF -f /dev/stdin /tmp /var/tmp /root/.ansible/tmp; echo scan-done"
     for node in ("dgx01", "dgx02", "sn3700v01"):

@@ -41,6 +41,7 @@ _builder = _run_builder()
 ADDR, NODES, build_production_run = _builder.ADDR, _builder.NODES, _builder.build_production_run
 fixture_text, repeated, nccl_command = _builder.fixture_text, _builder.repeated, _builder.nccl_command
 
+from tests.device_text import ibstat_set  # noqa: E402
 from validation.context import context_from_inventory  # noqa: E402
 from validation.parse_nccl import strip_prefix  # noqa: E402
 from validation.verdict import FAIL, PASS, Verdict, evaluate  # noqa: E402
@@ -105,12 +106,7 @@ def _topo_without_nvlink(gpu: int) -> Callable[[str], str]:
 
 def _ibstat_port(ca: str, field: str, value: str) -> Callable[[str], str]:
     """Set one field of a CA's port block."""
-    def fn(t: str) -> str:
-        head, sep, rest = t.partition(f"CA '{ca}'\n")
-        block, nxt, tail = rest.partition("CA '")
-        block = re.sub(rf"(\t\t{re.escape(field)}: )[^\n]*", lambda m: m.group(1) + value, block)
-        return head + sep + block + nxt + tail
-    return fn
+    return lambda t: ibstat_set(t, ca, field, value)
 
 
 def meta(stage: str, case: str, fn: Callable[[dict[str, Any]], Any]):
@@ -417,11 +413,15 @@ def run_all(cases: list[Broken] | None = None) -> list[Outcome]:
     return out
 
 
+def line(o: Outcome) -> str:
+    status = "rejected" if o.problem is None else "WRONG"
+    return f"{status:8} [{o.case.cls}] {o.case.what} ({o.case.stage}/{o.case.case}): {o.problem or o.reason}"
+
+
 def main() -> int:
     outcomes = run_all()
     for o in outcomes:
-        status = "rejected" if o.problem is None else "WRONG"
-        print(f"{status:8} [{o.case.cls}] {o.case.what} ({o.case.stage}/{o.case.case}): {o.problem or o.reason}")
+        print(line(o))
     rejected = sum(o.problem is None for o in outcomes)
     passed = sum(o.problem == "PASSED" for o in outcomes)
     crashed = sum((o.problem or "").startswith("the judge crashed") for o in outcomes)
