@@ -1,0 +1,79 @@
+"""The DGX kernel tuning as data: one sysctl.d file and the live values, compared and planned in one place.
+
+Pure functions (no I/O); library/dgx_sysctl.py reads the file and /proc/sys and applies the plan. The file
+format is sysctl.d(5): ``key = value`` lines, ``#``/``;`` comments; the module writes ``key=value`` (as
+ansible.posix.sysctl does, so a file it wrote reads as unchanged). Live values compare as whitespace-separated
+fields: the kernel prints ``net.ipv4.tcp_rmem`` with tabs (``4096\\t87380\\t134217728``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+COMMENT = ("#", ";")
+
+
+def normalize(value: object) -> str:
+    """A sysctl value as the kernel compares it: fields separated by single spaces."""
+    return " ".join(str(value).split())
+
+
+def proc_path(key: str) -> str:
+    """/proc/sys path of a dotted key (``net.ipv4.tcp_rmem`` -> ``/proc/sys/net/ipv4/tcp_rmem``).
+
+    A key given with slashes is taken as is. Raises ValueError for a key that could escape /proc/sys."""
+    parts = key.replace(".", "/").split("/") if "/" not in key else key.split("/")
+    if not key or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"sysctl key {key!r} is not a valid name (expected e.g. net.core.rmem_max)")
+    return "/proc/sys/" + "/".join(parts)
+
+
+def _line_key(line: str) -> str | None:
+    stripped = line.strip()
+    if not stripped or stripped.startswith(COMMENT) or "=" not in stripped:
+        return None
+    return stripped.split("=", 1)[0].strip().lstrip("-")
+
+
+def render_file(existing: str, settings: dict[str, object]) -> str:
+    """The file with every key of ``settings`` set to its value, everything else kept.
+
+    A key's first line is rewritten in place, its later lines (which would override it at boot) are dropped;
+    keys not in the file are appended in the order given. Lines for other keys and comments are kept: the
+    file may hold settings this role does not own."""
+    wanted = {k: normalize(v) for k, v in settings.items()}
+    seen: set[str] = set()
+    out: list[str] = []
+    for line in existing.splitlines():
+        key = _line_key(line)
+        if key in wanted:
+            if key not in seen:
+                out.append(f"{key}={wanted[key]}")
+                seen.add(key)
+            continue
+        out.append(line)
+    out += [f"{k}={v}" for k, v in wanted.items() if k not in seen]
+    return "\n".join(out) + "\n" if out else ""
+
+
+@dataclass
+class SysctlPlan:
+    """What differs: the file's new text (None when it is already right) and the live keys to set."""
+
+    file_text: str | None
+    live: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (live now, wanted)
+
+    @property
+    def changed(self) -> bool:
+        return self.file_text is not None or bool(self.live)
+
+
+def plan(existing: str | None, live: dict[str, str], settings: dict[str, object]) -> SysctlPlan:
+    """Compare the file (None: absent) and the live values (key -> text read from /proc/sys) with ``settings``."""
+    text = render_file(existing or "", settings)
+    drift = {
+        k: (normalize(live[k]), normalize(v))
+        for k, v in settings.items()
+        if normalize(live[k]) != normalize(v)
+    }
+    return SysctlPlan(file_text=None if existing is not None and text == existing else text, live=drift)
