@@ -11,6 +11,7 @@ from ansible.module_utils.dgx_nfs import (
     compare_live,
     describe,
     find_mount,
+    fstab_in_sync,
     parse_mounts_table,
     plan_cycles,
 )
@@ -97,6 +98,9 @@ mounts:
     changed: {description: Remounted in this run (or would be, in check mode), type: bool}
     mounted: {description: Something is mounted there after this run, type: bool}
     in_sync: {description: Mounted from the desired source with the desired options, type: bool}
+    fstab_in_sync:
+      description: O(fstab) already holds the share as ansible.posix.mount writes it (read before this run)
+      type: bool
     remounted: {description: Unmounted and mounted again in this run, type: bool}
     busy: {description: Drifted but in use; left as it was, type: bool}
     blocked: {description: Why a needed remount was not attempted (empty when none), type: str}
@@ -189,11 +193,13 @@ def main() -> None:
     wanted = [DesiredMount(src=str(m["src"]), path=str(m["path"]).rstrip("/") or "/",
                            fstype=str(m.get("fstype") or "nfs"), options=tuple(str(m["opts"]).split(",")))
               for m in p["mounts"]]
-    fstab = parse_mounts_table(read_text(p["fstab"]))
+    fstab_text = read_text(p["fstab"])
+    fstab = parse_mounts_table(fstab_text)
     live_table = parse_mounts_table(read_text(p["proc_mounts"]))
     before = {w.path: compare_live(w, find_mount(live_table, w.path), find_mount(fstab, w.path)) for w in wanted}
     results = {w.path: {"path": w.path, "src": w.src, "opts": w.opts, "fstype": w.fstype, "changed": False,
                         "remounted": False, "busy": False, "blocked": "", "holders": "",
+                        "fstab_in_sync": fstab_in_sync(fstab_text, w),
                         "foreign": before[w.path].foreign, "drift": [d.as_dict() for d in before[w.path].drift]}
                for w in wanted}
     diff_before, diff_after = [], []

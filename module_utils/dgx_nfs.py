@@ -375,6 +375,32 @@ def parse_mounts_table(text: str) -> list[MountEntry]:
     return entries
 
 
+def _fstab_escape(value: str) -> str:
+    return value.replace(" ", "\\040")
+
+
+def fstab_in_sync(fstab_text: str, desired: DesiredMount) -> bool:
+    """True when ansible.posix.mount (state present/mounted) would leave /etc/fstab unchanged for this share.
+
+    Its rule (ansible.posix 1.x/2.x, set_mount on Linux): every line whose second field is the mount point
+    (spaces escaped as \\040) must carry the same source, type and options and the dump and pass fields
+    written as ``0``; a line without them, or no line at all, is rewritten. The role skips that module call for
+    a mounted share whose line already holds, which is what makes a converged node's re-run cheap."""
+    name = _fstab_escape(desired.path)
+    want = [_fstab_escape(desired.src), desired.fstype, _fstab_escape(desired.opts), "0", "0"]
+    found = False
+    for line in fstab_text.splitlines():
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        fields = line.split("#")[0].split()
+        if len(fields) not in (4, 5, 6) or fields[1] != name:
+            continue
+        found = True
+        if len(fields) != 6 or [fields[0], fields[2], fields[3], fields[4], fields[5]] != want:
+            return False
+    return found
+
+
 def find_mount(entries: Sequence[MountEntry], path: str) -> MountEntry | None:
     """The entry mounted last on `path` (the one visible there), or None."""
     path = path.rstrip("/") or "/"

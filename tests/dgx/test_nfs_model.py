@@ -11,6 +11,7 @@ from ansible.module_utils.dgx_nfs import (
     describe,
     desired_mount,
     find_mount,
+    fstab_in_sync,
     parse_mounts_table,
     plan_cycles,
     render_options,
@@ -363,3 +364,32 @@ def test_nconnect_change_is_blocked_by_a_share_the_inventory_does_not_own():
         "198.51.100.21:/ifs/home /home/shared nfs rw,vers=3,hard,nconnect=4,proto=tcp,timeo=600,retrans=2 0 0\n")
     [(group, blocked)] = _cycles([_lab_desired(nconnect=6)], text)
     assert group == ["/mnt/training"] and "/home/shared, /mnt/scratch also mount from 198.51.100.21" in blocked
+
+
+# ------------------------------------------------------------------ fstab as ansible.posix.mount compares it
+FSTAB_SHARE = DesiredMount(src="198.51.100.21:/ifs/data/training", path="/mnt/training", fstype="nfs",
+                           options=("vers=3", "proto=tcp", "hard", "_netdev"))
+FSTAB_LINE = "198.51.100.21:/ifs/data/training /mnt/training nfs vers=3,proto=tcp,hard,_netdev 0 0\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "in_sync"),
+    [
+        ("/dev/vda / ext4 rw 0 1\n" + FSTAB_LINE, True),
+        (FSTAB_LINE.replace(" ", "\t"), True),
+        ("", False),  # absent: the module appends it
+        (FSTAB_LINE.replace(",hard", ",soft"), False),
+        (FSTAB_LINE.replace(" 0 0", ""), False),  # no dump/pass: posix.mount compares 0 with "0" and rewrites
+        (FSTAB_LINE.replace(" 0 0", " 0 2"), False),
+        (FSTAB_LINE.replace("198.51.100.21", "198.51.100.22"), False),
+        (FSTAB_LINE + FSTAB_LINE.replace("hard", "soft"), False),  # every line of the path is rewritten
+        ("# " + FSTAB_LINE, False),
+    ],
+)
+def test_fstab_in_sync_is_posix_mount_rule(text, in_sync):
+    assert fstab_in_sync(text, FSTAB_SHARE) is in_sync
+
+
+def test_fstab_in_sync_escapes_spaces_as_posix_mount_writes():
+    share = DesiredMount(src="server:/ifs/my data", path="/mnt/my data", fstype="nfs", options=("hard",))
+    assert fstab_in_sync("server:/ifs/my\\040data /mnt/my\\040data nfs hard 0 0\n", share)
