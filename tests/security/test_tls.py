@@ -151,14 +151,22 @@ def test_clients_verify_by_default():
 
 
 @pytest.mark.parametrize("role, variable", [("powerscale", "powerscale_validate_certs"),
-                                           ("qm8700", "qm8700_validate_certs"),
-                                           ("sn3700v", "storage_fabric_validate_certs")])
+                                           ("qm8700", "qm8700_validate_certs")])
 def test_role_defaults_and_argument_specs_verify(role, variable):
     defaults = yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text())
     assert defaults[variable] is True, f"roles/{role}/defaults/main.yml: {variable} must default to true"
     spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
     options = spec["argument_specs"]["main"]["options"]
     assert options[variable].get("default", True) is True, f"roles/{role}/meta/argument_specs.yml: {variable}"
+
+
+def test_the_nvue_setting_has_no_silent_default():
+    """The sn3700v role reads storage_fabric_validate_certs from the inventory (its storage_fabric_* settings have
+    no role defaults): preflight requires it, so a site that forgets it stops before any request is sent."""
+    from ansible.module_utils.preflight_schema import VARIABLES
+
+    var = next(v for v in VARIABLES if v.name == "storage_fabric_validate_certs")
+    assert var.required and "sn3700v" in var.groups
 
 
 def test_no_inventory_or_role_turns_verification_off():
