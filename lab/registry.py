@@ -194,6 +194,7 @@ def ensure_pki(run_dir: Path) -> tuple[Path, Path, Path]:
 
     pki = run_dir / "pki"
     pki.mkdir(parents=True, exist_ok=True)
+    pki.chmod(0o700)  # holds the CA's and the registry's private keys
     ca_pem, ca_key_path = pki / "ca.pem", pki / "ca.key"
     cert_path, key_path = pki / f"{SERVICE_NAME}.pem", pki / f"{SERVICE_NAME}.key"
     if cert_path.exists() and key_path.exists() and ca_pem.exists():
@@ -344,6 +345,10 @@ def print_digests(rows: list[tuple[str, str, str]]) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
+    host = args.listen.rpartition(":")[0]
+    if host not in ("127.0.0.1", "localhost"):
+        raise SystemExit(f"registry: refusing to listen on {host!r}: the lab's mirror serves 127.0.0.1 only "
+                         "(the DGX VMs reach it through a qemu guestfwd)")
     run_dir = Path(args.run_dir).resolve()
     if not Path(REGISTRY_BIN).exists():
         raise SystemExit(f"registry: {REGISTRY_BIN} not found: apt-get install docker-registry "

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -31,7 +32,7 @@ from ansible.module_utils.nvue_fabric import (
 )
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
-from ansible.module_utils.urls import Request
+from ansible.module_utils.urls import Request, SSLValidationError
 
 DOCUMENTATION = r"""
 ---
@@ -200,9 +201,15 @@ def _fetcher(module: AnsibleModule):
             status, raw = response.getcode(), response.read()
         except HTTPError as exc:
             status, raw = exc.code, exc.read() if exc.fp else b""
-        except (URLError, OSError, UrlsConnectionError) as exc:
+        except (URLError, OSError, UrlsConnectionError, SSLValidationError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise NvueUnreachable(f"cannot reach the NVUE API at {url.split('/nvue_v1')[0]}: {reason}") from exc
+            where = url.split("/nvue_v1")[0]
+            if isinstance(exc, SSLValidationError) or isinstance(reason, ssl.SSLError):
+                raise NvueUnreachable(
+                    f"TLS verification of the NVUE API at {where} failed: {reason}. Fix: set storage_fabric_ca_path "
+                    "(ca_path) to the CA bundle that signed the switch's certificate; turn "
+                    "storage_fabric_validate_certs (validate_certs) off only deliberately") from exc
+            raise NvueUnreachable(f"cannot reach the NVUE API at {where}: {reason}") from exc
         text = to_text(raw or b"")
         try:
             parsed = json.loads(text) if text.strip() else {}

@@ -953,6 +953,40 @@ def rule_export_clients(site: Site) -> list[Problem]:
     return out
 
 
+WORLD_CLIENTS = frozenset({"*", "0.0.0.0/0", "::/0"})
+ROOT_USERS = frozenset({"root", "uid:0", "0"})
+EXPORT_CLIENT_LISTS = ("clients", "root_clients", "read_only_clients", "read_write_clients")
+
+
+def rule_export_exposure(site: Site) -> list[Problem]:
+    """Exports are client-restricted and root-squashed unless the export says otherwise in so many words: a
+    client that is every host needs open_to_all_clients: true, map_root: root needs no_root_squash: true; an
+    export that would list no client at all (none given, no DGX storage address to derive them from) is open
+    to every host on OneFS and is refused outright."""
+    out: list[Problem] = []
+    entries, label = exports(site)
+    derived = [n.get("address") for h in site.hosts("dgx") for _, n in nics(site, h) if n.get("address")]
+    for pos, export in entries:
+        lists = {k: as_list(export.get(k)) for k in EXPORT_CLIENT_LISTS}
+        world = [(k, c) for k, cs in lists.items() for c in cs if str(c).strip().lower() in WORLD_CLIENTS]
+        if world and export.get("open_to_all_clients") is not True:
+            key, client = world[0]
+            out.append(Problem(label, f"powerscale_exports[{pos}].{key}", client,
+                               "lets every host mount the export", "list the storage subnet or the DGX storage "
+                               "addresses, or set open_to_all_clients: true on this export if that is intended"))
+        if not any(lists.values()) and not derived:
+            out.append(Problem(label, f"powerscale_exports[{pos}].clients", lists["clients"],
+                               "no clients and no DGX storage address to derive them from: OneFS would let every "
+                               "host mount the export", "list the clients, or give the dgx hosts storage_nics"))
+        root = export.get("map_root")
+        if isinstance(root, str) and root.strip().lower() in ROOT_USERS and export.get("no_root_squash") is not True:
+            out.append(Problem(label, f"powerscale_exports[{pos}].map_root", root,
+                               "maps root to root: no root squash for any client",
+                               "keep map_root: nobody (list root_clients for hosts that need root), or set "
+                               "no_root_squash: true on this export if that is intended"))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- NFS mounts
 
 TYPED_OPTIONS = frozenset({"vers", "nfsvers", "minorversion", "proto", "tcp", "udp", "rdma", "nconnect", "rsize",
@@ -1380,7 +1414,7 @@ RULES: tuple[Callable[[Site], list[Problem]], ...] = (
     rule_switch_cabling, rule_port_speed,
     rule_vlans, rule_cumulus_reserved_vlans, rule_forced_speed_fec, rule_cumulus_release, rule_clag,
     rule_subnet_manager, rule_hca_ports, rule_node_model, rule_sizing, rule_exports,
-    rule_export_clients, rule_nfs_mounts, rule_validation_mounts, rule_server_mapping, rule_smartconnect,
+    rule_export_clients, rule_export_exposure, rule_nfs_mounts, rule_validation_mounts, rule_server_mapping, rule_smartconnect,
     rule_powerscale_access, rule_acceptance, rule_ngc, rule_ngc_driver, rule_tls, rule_secrets,
 )
 

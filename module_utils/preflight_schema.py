@@ -358,6 +358,9 @@ EXPORT = Dict(fields={
     "read_only": Field(Bool(), required=False),
     "all_dirs": Field(Bool(), required=False),
     "security_flavors": Field(ListOf(item=Enum(choices=SECURITY_FLAVORS), min_len=1), required=False),
+    # explicit opt-outs of the secure defaults (preflight_rules.rule_export_exposure)
+    "open_to_all_clients": Field(Bool(), required=False),
+    "no_root_squash": Field(Bool(), required=False),
 })
 
 QUOTA = Dict(fields={

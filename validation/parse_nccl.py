@@ -10,6 +10,13 @@ The stdout parser keys every value on the header's column names, never on positi
 
 A log that stops before the footer, a row that cannot be read, or a table without rows yields a run with
 ``complete: false`` and the reasons in ``errors``; nothing is ever filled in with zeros.
+
+The collective is taken from the log, never assumed: from the command line when the log echoes it
+(``./build/all_reduce_perf -b 8 ...``, behind any prompt or launcher prefix), else from nccl-tests' own
+``# Collective test starting:`` line, else it stays ``None``. When both name a collective and they differ, the
+run gets an error (which binary printed the table is then unknown). The parser does not judge: a caller that
+expects all_reduce compares ``collective`` (and the rows' ``redop``: ``none`` for all_gather, alltoall, ...)
+and fails the run when they differ (validation/verdict.py, nccl_table_problems).
 """
 
 from __future__ import annotations
@@ -89,6 +96,11 @@ class NcclRun:
 
 class NcclParseError(ValueError):
     """The input holds no nccl-tests result table at all."""
+
+
+def _base(test: str) -> str:
+    """A test binary's name without the MPI build's suffix: all_reduce_perf_mpi -> all_reduce_perf."""
+    return test.removesuffix("_mpi")
 
 
 def strip_prefix(line: str) -> str:
@@ -215,6 +227,9 @@ def parse_stdout(text: str) -> list[NcclRun]:
             current = NcclRun(collective=command_test or pending_collective, nccl_version=nccl_version,
                               nccl_tests_version=tests_version, sweep=sweep, info_hosts=sorted(info_hosts))
             current.errors.extend(pre_errors)
+            if command_test and pending_collective and _base(command_test) != _base(pending_collective):
+                current.errors.append(f"the command line runs {command_test} but the test announces "
+                                      f"{pending_collective}: which collective this table measures is unknown")
             pre_errors = []
             if pending_rank_lines:
                 current.ranks = len(pending_rank_lines)

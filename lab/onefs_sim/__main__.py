@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     print(f"onefs_sim: {args.backend} backend on https://{host}:{port}", flush=True)
     try:
-        sim.serve_forever(host.strip("[]") or "0.0.0.0", int(port), args.cert, args.key)
+        sim.serve_forever(host.strip("[]") or "127.0.0.1", int(port), args.cert, args.key)
     except (SystemExit, KeyboardInterrupt):
         print("onefs_sim: stopped", flush=True)
     return 0

@@ -223,6 +223,12 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
     "export-clients-miss-dgx": (lambda s: edit_all(s, "powerscale_exports",
                                                    lambda v: v[0].update(clients=["198.51.100.11", "198.51.100.12"])),
                                 rules.rule_export_clients, "all", "powerscale_exports[0].clients", ERROR),
+    "export-open-to-all": (lambda s: edit_all(s, "powerscale_exports", lambda v: v[1].update(clients=["0.0.0.0/0"])),
+                           rules.rule_export_exposure, "all", "powerscale_exports[1].clients", ERROR),
+    "export-root-not-squashed": (lambda s: edit_all(s, "powerscale_exports", lambda v: v[0].update(map_root="root")),
+                                 rules.rule_export_exposure, "all", "powerscale_exports[0].map_root", ERROR),
+    "export-no-clients-to-derive": (lambda s: [set_all(s, "storage_nics", []), s.groups.update(dgx=[])],
+                                    rules.rule_export_exposure, "all", "powerscale_exports[0].clients", ERROR),
     # NFS mounts
     "mount-unknown-export": (lambda s: edit_all(s, "nfs_mounts", mount(0, export="/ifs/data/missing")),
                              rules.rule_nfs_mounts, "all", "nfs_mounts[0].export", ERROR),
@@ -449,6 +455,13 @@ def test_export_clients_pass_with_covering_network(production):
     edit_all(site, "powerscale_exports", lambda v: v[0].update(clients=["198.51.100.0/24"]))
     edit_all(site, "powerscale_exports", lambda v: v[1].update(clients=[f"198.51.100.1{i}" for i in range(1, 5)]))
     assert rules.rule_export_clients(site) == []
+
+
+def test_export_opt_outs_are_honoured(production):
+    edit_all(production, "powerscale_exports", lambda v: v[0].update(map_root="root", no_root_squash=True))
+    edit_all(production, "powerscale_exports", lambda v: v[1].update(clients=["0.0.0.0/0"], open_to_all_clients=True))
+    assert rules.rule_export_exposure(production) == []
+    assert rules.rule_schema(production) == []
 
 
 def test_smartconnect_mode_passes_when_enabled(production):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import fixture_text
 
-from validation import parse_nccl
+from validation import parse_nccl, verdict
 
 
 def parse_one(name: str) -> parse_nccl.NcclRun:
@@ -101,3 +103,56 @@ def test_header_without_rows():
 def test_bus_factor():
     assert parse_nccl.bus_factor("all_reduce_perf", 8) == pytest.approx(1.75)
     assert parse_nccl.bus_factor("all_reduce", 2) == pytest.approx(1.0)
+
+
+# Real captures (tests/fixtures/dgx/real/SOURCES): a Ray/SkyPilot prefix on top of mpirun's --tag-output, and a
+# log that echoes the command line behind a shell prompt.
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "dgx" / "real"
+DOUBLE_PREFIX = "nccl-all-gather-skypilot-ray-mpirun-tag.txt"
+COMMAND_LINE = "nccl-all-reduce-command-line-nccl-tests-287.txt"
+# The command nccl_rdma_gke_h200.yaml runs (SOURCES): the log above is its output, but does not echo it.
+SKYPILOT_COMMAND = "/third_party/nccl-tests/build/all_gather_perf -b 1K -e 8G -f 2 -g 1 -w 5 --iters 100 -c 1"
+
+
+def real_text(name: str) -> str:
+    return (REAL / name).read_text(encoding="utf-8")
+
+
+def test_two_launcher_prefixes_parse_like_the_plain_output():
+    text = real_text(DOUBLE_PREFIX)
+    run = parse_nccl.parse(text)[0]
+    assert run.complete and not run.errors and run.out_of_bounds_ok
+    assert run.ranks == 16 and run.nodes == ["nc-d87e1263-head", "nc-d87e1263-worker1"]
+    assert len(run.rows) == 24 and run.rows[-1].size == 8589934592 and run.avg_busbw_gbps == pytest.approx(122.073)
+    plain = "\n".join(line.split("<stdout>:", 1)[1] for line in text.splitlines() if "<stdout>:" in line)
+    assert parse_nccl.parse(plain)[0].to_dict() == run.to_dict()
+
+
+def test_a_table_that_names_no_collective_is_not_judged_as_all_reduce():
+    run = parse_nccl.parse(real_text(DOUBLE_PREFIX))[0]
+    assert run.collective is None and {r.redop for r in run.rows} == {"none"}
+    problems = verdict.nccl_table_problems(run, None, lab=False)
+    assert any("reduction none" in p for p in problems), problems
+
+
+def test_the_collective_is_taken_from_the_command_line():
+    run = parse_nccl.parse(real_text(COMMAND_LINE))[0]
+    assert run.collective == "all_reduce_perf" and run.complete and len(run.rows) == 25
+    assert run.sweep == {"min_bytes": 8, "max_bytes": 134217728, "step": 2, "step_kind": "factor"}
+    # the same line behind both launcher prefixes, as a run script that echoes its command would print it
+    echoed = f"(head, rank=0, pid=3808) + {SKYPILOT_COMMAND}\n" + real_text(DOUBLE_PREFIX)
+    gather = parse_nccl.parse(echoed)[0]
+    assert gather.collective == "all_gather_perf"
+    problems = verdict.nccl_table_problems(gather, None, lab=False)
+    assert "the log is a all_gather_perf run, not all_reduce_perf" in problems
+
+
+def test_a_command_line_that_contradicts_the_test_banner_is_an_error():
+    text = real_text(COMMAND_LINE).replace(
+        "# nThread 1", "# nccl-tests version 2.18.0 nccl-headers=22907 nccl-library=22907\n"
+                       "# Collective test starting: all_gather_perf\n# nThread 1", 1)
+    run = parse_nccl.parse(text)[0]
+    assert run.collective == "all_reduce_perf"
+    assert any("all_gather_perf" in e and "unknown" in e for e in run.errors), run.errors
+    agreeing = parse_nccl.parse(text.replace("starting: all_gather_perf", "starting: all_reduce_perf_mpi"))[0]
+    assert agreeing.errors == []
