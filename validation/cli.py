@@ -2,7 +2,9 @@
 
 - ``run``: run the validation stage (ansible-playbook playbooks/validate.yml), then print where the report is.
 - ``evaluate RUN_DIR``: re-judge stored raw results, optionally with other thresholds; exit 1 on FAIL.
-- ``report RUN_DIR``: judge and write report.json, junit.xml, summary.md and report.html; exit 1 on FAIL.
+- ``report RUN_DIR``: judge and write report.json, junit.xml, metrics.prom, summary.md and report.html (from
+  the bundled template, or ``--template`` a site's); exit 1 on FAIL, 2 when the handover data (RUN_DIR/
+  handover.json, the role's validate_report_handover) or the template is wrong.
 - ``parse nccl-tests|fio|topo|ibstat FILE``: print the parsed JSON; exit 2 when FILE cannot be parsed,
   1 when it parsed but is incomplete (a truncated nccl-tests log, fio JSON without results).
 - ``latest``: print the newest run directory, its verdict and its report.html.
@@ -21,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from . import parse_fio, parse_nccl, parse_sysinfo, report
+from . import handover, parse_fio, parse_nccl, parse_sysinfo, report
 from .context import context_from_inventory, with_overrides
 from .thresholds import ThresholdError, check_entry
 from .verdict import FAIL, evaluate
@@ -142,11 +144,22 @@ def cmd_evaluate(args: argparse.Namespace, write: bool) -> int:
         raise SystemExit(f"{run_dir}: not a validation run directory (no raw/)")
     ctx = _apply_cli_thresholds(_load_context(run_dir, getattr(args, "inventory", None)), args)
     verdict = evaluate(run_dir, ctx)
-    doc = report.build_report(run_dir, ctx, verdict, _environment(run_dir))
+    try:
+        handover_data = handover.load_handover(run_dir / "handover.json")
+    except handover.HandoverError as exc:
+        print(f"report not written: {exc}", file=sys.stderr)
+        return 2
+    doc = report.build_report(run_dir, ctx, verdict, _environment(run_dir), handover_data)
     out_dir = Path(args.out).resolve() if getattr(args, "out", None) else run_dir
     if write or getattr(args, "out", None):
         out_dir.mkdir(parents=True, exist_ok=True)
-        files = report.write_all(out_dir, doc)
+        template = Path(args.template) if getattr(args, "template", None) else None
+        try:
+            files = report.write_all(out_dir, doc, template)
+        except handover.HandoverError as exc:
+            print(f"report.html not written ({out_dir}: report.json, junit.xml, metrics.prom and summary.md "
+                  f"were): {exc}", file=sys.stderr)
+            return 2
         if args.json:
             _print_json({"status": verdict.status, "failed": verdict.failed,
                          "files": {k: str(v) for k, v in files.items()}})
@@ -218,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override one bound, e.g. fio_node_read_MBps.floor=1e9 (repeatable)")
         sp.add_argument("--inventory", help="judge against this inventory instead of the run's context.json")
         sp.add_argument("--out", help="write the report files into this directory")
+        sp.add_argument("--template", help="report.html from this template directory (holding report.html.j2) "
+                        "or template file instead of the bundled one (validation/templates/)")
         sp.add_argument("--json", action="store_true", help="print JSON instead of the table")
     parse = sub.add_parser("parse", help="parse one raw output file and print JSON")
     parse.add_argument("kind", choices=["nccl-tests", "fio", "topo", "ibstat"])

@@ -1,7 +1,13 @@
-"""Write the handover report of a run: report.json, junit.xml, summary.md and a self-contained report.html.
+"""Write the handover report of a run: report.json (its JSON Schema: validation/schema/report.schema.json),
+junit.xml, metrics.prom (Prometheus textfile collector), summary.md and a self-contained report.html.
 
-The HTML holds everything inline (CSS and SVG plots generated here): no scripts, no fonts, no CDN, so it
-opens the same on an air-gapped site and in a browser with networking disabled.
+The HTML is rendered from a jinja2 template (validation/handover.py; a site may bring its own) and holds
+everything inline (CSS, SVG plots generated here, the logo as a data: URI): no scripts, no fonts, no CDN, so
+it opens the same on an air-gapped site and in a browser with networking disabled.
+
+JUnit: one testcase per check, grouped in one testsuite per stage. A sanity case's time is the wall time the
+runner recorded for its samples; a performance metric judges those same samples, so its own time is 0 (the
+suite's time is not counted twice). A stage disabled in validation_stages is a skipped case with that reason.
 """
 
 from __future__ import annotations
@@ -13,13 +19,23 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from . import svgplot
+from markupsafe import Markup
+
+from . import handover, prom, provenance, svgplot
 from .reference import reference_for
 from .verdict import FAIL, INFO, PASS, Check, Verdict, summary_counts
 
 LAB_BANNER = ("LAB STAND-IN: gloo all-reduce on CPU over the cfab0 stand-in instead of NCCL on GPUs and HDR "
               "InfiniBand, a tiny model instead of ResNet-50, TCG VMs instead of DGX A100. These figures prove "
               "the harness, not the hardware.")
+SCHEMA = Path(__file__).resolve().parent / "schema" / "report.schema.json"
+STAGE_TITLES = {"nccl": "NCCL all-reduce", "fio": "fio on the NFS mounts", "ddp": "PyTorch DDP training",
+                "report": "Report inputs"}
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of report.json (the one home of its schema_version)."""
+    return json.loads(SCHEMA.read_text(encoding="utf-8"))
 
 
 def _fmt(v: float | None, unit: str = "") -> str:
@@ -33,8 +49,11 @@ def _reference(check: Check, node_count: int) -> str:
     return fig.text if fig else ""
 
 
-def build_report(run_dir: Path, ctx: dict[str, Any], verdict: Verdict, environment: dict[str, Any]) -> dict[str, Any]:
+def build_report(run_dir: Path, ctx: dict[str, Any], verdict: Verdict, environment: dict[str, Any],
+                 handover_data: handover.Handover | None = None, root: Path = provenance.ROOT) -> dict[str, Any]:
     return {
+        "schema_version": schema()["properties"]["schema_version"]["const"],
+        "bundle": provenance.bundle(root).to_dict(),
         "run": run_dir.name,
         "generated": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "site": ctx.get("site"),
@@ -48,26 +67,56 @@ def build_report(run_dir: Path, ctx: dict[str, Any], verdict: Verdict, environme
         "environment": environment,
         "reference": {c.label: _reference(c, len(ctx.get("nodes") or [])) for c in verdict.checks
                       if c.kind == "performance"},
+        "handover": (handover_data or handover.Handover()).to_dict(),
     }
+
+
+def _case_text(c: dict[str, Any]) -> str:
+    return f"value={c['value']} {c['unit']}; bounds={c['bounds']}; samples={c['samples']}"
+
+
+def _properties(report: dict[str, Any]) -> dict[str, str]:
+    b = report["bundle"]
+    return {"run": report["run"], "site": str(report["site"]), "bundle": b["name"], "bundle_version": b["version"],
+            "commit": b["commit"], "schema_version": report["schema_version"]}
+
+
+def _skipped(c: dict[str, Any]) -> bool:
+    return c["status"] == INFO and c["kind"] == "sanity"
+
+
+def _time(c: dict[str, Any]) -> float:
+    return float(c.get("duration_s") or 0.0) if c["kind"] == "sanity" else 0.0
 
 
 def junit_xml(report: dict[str, Any]) -> str:
     checks = report["verdict"]["checks"]
     suites = ET.Element("testsuites", name="validation", tests=str(len(checks)),
-                        failures=str(sum(1 for c in checks if c["status"] == FAIL)))
+                        failures=str(sum(1 for c in checks if c["status"] == FAIL)),
+                        errors="0", skipped=str(sum(1 for c in checks if _skipped(c))),
+                        time=f"{sum(_time(c) for c in checks):.3f}", timestamp=report["generated"].rstrip("Z"))
     by_stage: dict[str, list[dict[str, Any]]] = {}
     for c in checks:
         by_stage.setdefault(c["stage"], []).append(c)
     for stage, items in by_stage.items():
         suite = ET.SubElement(suites, "testsuite", name=f"validation.{stage}", tests=str(len(items)),
-                              failures=str(sum(1 for c in items if c["status"] == FAIL)),
-                              skipped=str(sum(1 for c in items if c["status"] == INFO and c["kind"] == "sanity")))
+                              failures=str(sum(1 for c in items if c["status"] == FAIL)), errors="0",
+                              skipped=str(sum(1 for c in items if _skipped(c))),
+                              time=f"{sum(_time(c) for c in items):.3f}", timestamp=report["generated"].rstrip("Z"))
+        props = ET.SubElement(suite, "properties")
+        for name, value in _properties(report).items():
+            ET.SubElement(props, "property", name=name, value=value)
         for c in items:
-            case = ET.SubElement(suite, "testcase", classname=f"validation.{stage}.{c['kind']}", name=c["label"])
-            text = f"value={c['value']} {c['unit']}; bounds={c['bounds']}; samples={c['samples']}"
+            case = ET.SubElement(suite, "testcase", classname=f"validation.{stage}.{c['kind']}", name=c["label"],
+                                 time=f"{_time(c):.3f}")
+            text = _case_text(c)
             if c["status"] == FAIL:
-                fail = ET.SubElement(case, "failure", message="; ".join(c["reasons"])[:500] or "failed")
+                fail = ET.SubElement(case, "failure", type=FAIL, message="; ".join(c["reasons"])[:500] or "failed")
                 fail.text = text
+            elif _skipped(c):
+                ET.SubElement(case, "skipped", message="; ".join(c["reasons"])[:500] or "not run")
+            elif c["status"] == INFO:
+                text = f"INFO (measured, no bound to judge it against): {text}"
             ET.SubElement(case, "system-out").text = text
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
@@ -77,13 +126,20 @@ def _bounds_text(c: dict[str, Any]) -> str:
     return "; ".join(f"{b['kind']} >= {b['limit']:.4g} ({b['detail']})" for b in c["bounds"]) or "-"
 
 
+def _bundle_text(report: dict[str, Any]) -> str:
+    b = report["bundle"]
+    dirty = " (with uncommitted changes)" if b["dirty"] else ""
+    return f"{b['name']} {b['version']}, commit {b['commit']}{dirty}; report.json schema {report['schema_version']}"
+
+
 def summary_md(report: dict[str, Any]) -> str:
     v = report["verdict"]
     lines = [f"# Validation {report['run']}: **{v['status']}**", ""]
     if report["lab_standins"]:
         lines += [f"> {LAB_BANNER}", ""]
     lines += [f"Site `{report['site']}`, nodes {', '.join(report['nodes'] or [])}. "
-              f"{report['counts'][PASS]} pass, {report['counts'][FAIL]} fail, {report['counts'][INFO]} info.", ""]
+              f"{report['counts'][PASS]} pass, {report['counts'][FAIL]} fail, {report['counts'][INFO]} info.",
+              f"Bundle {_bundle_text(report)}.", ""]
     if v["failed"]:
         lines += ["## Failed", ""] + [f"- `{f}`" for f in v["failed"]] + [""]
     lines += ["## Performance", "", "| metric | value | samples (spread) | bounds | status | reference |",
@@ -112,120 +168,133 @@ def _threshold_for(report: dict[str, Any], metric: str) -> float | None:
     return max(limits) if limits else None
 
 
-def plots(report: dict[str, Any]) -> list[str]:
-    """The report's charts; a chart that cannot be drawn says so in its place (the report is still written)."""
-    try:
-        return _plots(report)
-    except Exception as exc:  # a plot must never cost the customer the report
-        return [f'<p class="FAIL">the plots could not be drawn ({escape(type(exc).__name__)}: {escape(str(exc))}); '
-                "the tables below hold every figure</p>"]
-
-
-def _plots(report: dict[str, Any]) -> list[str]:
-    series = report["verdict"]["series"]
-    out = []
-    nccl = series.get("nccl") or {}
-    if nccl:
-        chart = svgplot.Chart(title="All-reduce bus bandwidth vs message size (best sample per case)",
-                              x_label="message size (bytes, log2)", y_label="busbw (GB/s)", log_x=True)
-        for case, samples in nccl.items():
-            if not samples:
-                chart.series.append(svgplot.Series(f"{case} (no data)", []))
-                continue
-            best = max(samples, key=lambda s: max((b for _sz, b in s["rows"] if b is not None), default=0))
-            chart.series.append(svgplot.Series(case, [(sz, b) for sz, b in best["rows"] if b is not None]))
-        for metric, name in (("nccl_single_node_busbw_gbps", "single-node threshold"),
-                             ("nccl_multi_node_busbw_gbps", "multi-node threshold")):
-            t = _threshold_for(report, metric)
-            if t is not None:
-                chart.hlines.append(svgplot.HLine(name, t))
-        out.append(svgplot.line_chart(chart))
-    fio = series.get("fio") or {}
-    if fio:
-        nodes = list((fio.get("node_read_MBps") or {}).keys())
-        out.append(svgplot.bar_chart("NFS read per DGX (fio, best sample) against its bottleneck link",
-                                     "read (MB/s)", [(n, fio["node_read_MBps"].get(n)) for n in nodes],
-                                     fio.get("link_MBps") or {}, "bottleneck link rate",
-                                     _threshold_for(report, "fio_node_read_MBps")))
-    ddp = series.get("ddp") or {}
-    if ddp and ddp.get("nodes"):
-        counts = ddp["nodes"]
-        chart = svgplot.Chart(title="DDP training throughput vs node count", x_label="nodes",
-                              y_label="samples/s")
-        chart.series.append(svgplot.Series("synthetic data", list(zip(counts, ddp["synthetic"], strict=True))))
-        chart.series.append(svgplot.Series("dataset on NFS", list(zip(counts, ddp["real"], strict=True))))
-        base = ddp["synthetic"][0]
-        if base:
-            chart.series.append(svgplot.Series("ideal linear", [(c, base * c) for c in counts], dashed=True))
-        out.append(svgplot.line_chart(chart))
+def plots(report: dict[str, Any]) -> dict[str, list[str]]:
+    """The report's charts by stage; a chart that cannot be drawn says so in its place (the report is still
+    written, and the other charts with it)."""
+    out: dict[str, list[str]] = {}
+    for stage, draw in (("nccl", _nccl_plot), ("fio", _fio_plot), ("ddp", _ddp_plot)):
+        try:
+            svg = draw(report)
+        except Exception as exc:  # a plot must never cost the customer the report
+            svg = (f'<p class="FAIL">the plot could not be drawn ({escape(type(exc).__name__)}: {escape(str(exc))}); '
+                   "the tables hold every figure</p>")
+        if svg:
+            out[stage] = [svg]
     return out
 
 
-_CSS = """
-body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:4px 6px;text-align:left;vertical-align:top}
-.PASS{background:#dfd}.FAIL{background:#fdd}.INFO{background:#eef}
-.verdict{font-size:28px;padding:.3em .6em;display:inline-block}.lab{background:#fe9;border:2px solid #c90;padding:.6em;margin:1em 0}
-svg.plot{border:1px solid #ddd;margin:.5em 0;display:block}
-"""
-
-
-def html_report(report: dict[str, Any]) -> str:
-    v = report["verdict"]
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f"<title>Validation {escape(report['run'])}: {v['status']}</title>", f"<style>{_CSS}</style></head><body>",
-             f"<h1>Validation handover report <code>{escape(report['run'])}</code></h1>",
-             f'<p class="verdict {v["status"]}" id="verdict">{v["status"]}</p>']
-    if report["lab_standins"]:
-        parts.append(f'<p class="lab" id="lab-standin">{escape(LAB_BANNER)}</p>')
-    parts.append(f"<p>Site <b>{escape(str(report['site']))}</b>; nodes {escape(', '.join(report['nodes'] or []))}; "
-                 f"generated {escape(report['generated'])}.</p>")
-    if v["failed"]:
-        parts.append("<h2>Failed</h2><ul>" + "".join(f"<li><code>{escape(f)}</code></li>" for f in v["failed"]) + "</ul>")
-    parts.append("<h2>Performance</h2><table><tr><th>metric</th><th>value (best of N)</th><th>samples</th>"
-                 "<th>spread</th><th>bounds (source)</th><th>status</th><th>reasons</th><th>reference</th></tr>")
-    for c in v["checks"]:
-        if c["kind"] != "performance":
+def _nccl_plot(report: dict[str, Any]) -> str | None:
+    nccl = report["verdict"]["series"].get("nccl") or {}
+    if not nccl:
+        return None
+    chart = svgplot.Chart(title="All-reduce bus bandwidth vs message size (best sample per case)",
+                          x_label="message size (bytes, log2)", y_label="busbw (GB/s)", log_x=True)
+    for case, samples in nccl.items():
+        if not samples:
+            chart.series.append(svgplot.Series(f"{case} (no data)", []))
             continue
-        bounds = "<br>".join(f"{escape(b['kind'])} &ge; {b['limit']:.4g}: {escape(b['detail'])} "
-                             f"<i>({escape(b['source'])})</i>" for b in c["bounds"]) or "-"
-        parts.append(
-            f'<tr class="{c["status"]}"><td><code>{escape(c["label"])}</code></td><td>{escape(_fmt(c["value"], c["unit"]))}</td>'
-            f"<td>{escape(', '.join(_fmt(s) for s in c['samples']))}</td>"
-            f"<td>{'-' if c['spread_pct'] is None else escape(str(c['spread_pct'])) + '%'}</td><td>{bounds}</td>"
-            f"<td>{c['status']}</td><td>{escape('; '.join(c['reasons']))}</td>"
-            f"<td>{escape(report['reference'].get(c['label'], ''))}</td></tr>")
-    parts.append("</table><h2>Plots</h2>")
-    parts.extend(f'<figure>{svg}</figure>' for svg in plots(report))
-    parts.append("<h2>Sanity (did each measurement run correctly?)</h2><table><tr><th>check</th><th>status</th>"
-                 "<th>reasons</th></tr>")
-    for c in v["checks"]:
-        if c["kind"] == "sanity":
-            parts.append(f'<tr class="{c["status"]}"><td><code>{escape(c["label"])}</code></td><td>{c["status"]}</td>'
-                         f"<td>{escape('; '.join(c['reasons']))}</td></tr>")
-    parts.append("</table><h2>Thresholds</h2><table><tr><th>metric</th><th>floor</th><th>ceiling</th><th>source</th></tr>")
-    for t in report.get("thresholds") or []:
-        ceiling = t.get("ceiling")
-        ceiling_text = f"{ceiling.get('fraction')} x {ceiling.get('derive')}" if isinstance(ceiling, dict) else "-"
-        parts.append(f"<tr><td><code>{escape(str(t.get('metric')))}</code></td><td>{escape(str(t.get('floor', '-')))}</td>"
-                     f"<td>{escape(ceiling_text)}</td><td>{escape(str(t.get('source')))}</td></tr>")
-    parts.append(f"</table><p>Outlier rule: a node more than {escape(str(report.get('outlier_max_behind_pct')))}% "
-                 "behind the best node fails.</p>")
-    env = json.dumps(report.get("environment") or {}, indent=1, sort_keys=True)
-    parts.append(f"<h2>Environment</h2><pre>{escape(env)}</pre></body></html>")
-    return "\n".join(parts) + "\n"
+        best = max(samples, key=lambda s: max((b for _sz, b in s["rows"] if b is not None), default=0))
+        chart.series.append(svgplot.Series(case, [(sz, b) for sz, b in best["rows"] if b is not None]))
+    for metric, name in (("nccl_single_node_busbw_gbps", "single-node threshold"),
+                         ("nccl_multi_node_busbw_gbps", "multi-node threshold")):
+        t = _threshold_for(report, metric)
+        if t is not None:
+            chart.hlines.append(svgplot.HLine(name, t))
+    return svgplot.line_chart(chart)
 
 
-def write_all(run_dir: Path, report: dict[str, Any]) -> dict[str, Path]:
-    """Write every report artefact into run_dir; returns their paths."""
+def _fio_plot(report: dict[str, Any]) -> str | None:
+    fio = report["verdict"]["series"].get("fio") or {}
+    if not fio:
+        return None
+    nodes = list((fio.get("node_read_MBps") or {}).keys())
+    return svgplot.bar_chart("NFS read per DGX (fio, best sample) against its bottleneck link", "read (MB/s)",
+                             [(n, fio["node_read_MBps"].get(n)) for n in nodes], fio.get("link_MBps") or {},
+                             "bottleneck link rate", _threshold_for(report, "fio_node_read_MBps"))
+
+
+def _ddp_plot(report: dict[str, Any]) -> str | None:
+    ddp = report["verdict"]["series"].get("ddp") or {}
+    if not ddp or not ddp.get("nodes"):
+        return None
+    counts = ddp["nodes"]
+    chart = svgplot.Chart(title="DDP training throughput vs node count", x_label="nodes", y_label="samples/s")
+    chart.series.append(svgplot.Series("synthetic data", list(zip(counts, ddp["synthetic"], strict=True))))
+    chart.series.append(svgplot.Series("dataset on NFS", list(zip(counts, ddp["real"], strict=True))))
+    base = ddp["synthetic"][0]
+    if base:
+        chart.series.append(svgplot.Series("ideal linear", [(c, base * c) for c in counts], dashed=True))
+    return svgplot.line_chart(chart)
+
+
+def _performance_row(c: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "label": c["label"], "status": c["status"], "value": _fmt(c["value"], c["unit"]),
+        "samples": ", ".join(_fmt(s) for s in c["samples"]),
+        "spread": "-" if c["spread_pct"] is None else f"{c['spread_pct']}%",
+        "bounds": [{"kind": b["kind"], "limit": f"{b['limit']:.4g}", "detail": b["detail"], "source": b["source"]}
+                   for b in c["bounds"]],
+        "reasons": "; ".join(c["reasons"]), "reference": report["reference"].get(c["label"], ""),
+    }
+
+
+def _threshold_row(t: dict[str, Any]) -> dict[str, str]:
+    ceiling = t.get("ceiling")
+    return {"metric": str(t.get("metric")), "floor": str(t.get("floor", "-")),
+            "ceiling": f"{ceiling.get('fraction')} x {ceiling.get('derive')}" if isinstance(ceiling, dict) else "-",
+            "source": str(t.get("source"))}
+
+
+def html_view(report: dict[str, Any]) -> dict[str, Any]:
+    """Everything the report template shows, as plain data (the template only lays it out). ``report`` is the
+    whole report.json for a site template that wants more."""
+    v = report["verdict"]
+    charts = plots(report)
+    order = [s for s in STAGE_TITLES if s in {c["stage"] for c in v["checks"]} | set(charts)]
+    order += sorted({c["stage"] for c in v["checks"]} - set(order))
+    stages = []
+    for key in order:
+        checks = [c for c in v["checks"] if c["stage"] == key]
+        stages.append({
+            "key": key, "title": STAGE_TITLES.get(key, key),
+            "performance": [_performance_row(c, report) for c in checks if c["kind"] == "performance"],
+            "sanity": [{"label": c["label"], "status": c["status"], "reasons": "; ".join(c["reasons"])}
+                       for c in checks if c["kind"] == "sanity"],
+            "plots": [Markup(svg) for svg in charts.get(key, [])],  # built by svgplot, every text escaped there
+        })
+    hand = report["handover"]
+    return {
+        "report": report,
+        "run": report["run"], "status": v["status"], "site": str(report["site"]),
+        "nodes": ", ".join(report["nodes"] or []), "generated": report["generated"],
+        "counts": report["counts"], "failed": v["failed"],
+        "lab_banner": LAB_BANNER if report["lab_standins"] else "",
+        "bundle": report["bundle"], "bundle_text": _bundle_text(report), "schema_version": report["schema_version"],
+        "customer": hand["customer"], "logo_uri": handover.logo_data_uri(hand["logo"]),
+        "signoff": hand["signoff"], "stages": stages,
+        "thresholds": [_threshold_row(t) for t in report.get("thresholds") or []],
+        "outlier_max_behind_pct": str(report.get("outlier_max_behind_pct")),
+        "environment": json.dumps(report.get("environment") or {}, indent=1, sort_keys=True),
+    }
+
+
+def html_report(report: dict[str, Any], template: Path | None = None) -> str:
+    return handover.render(html_view(report), template)
+
+
+def write_all(run_dir: Path, report: dict[str, Any], template: Path | None = None) -> dict[str, Path]:
+    """Write every report artefact into run_dir; returns their paths. report.html is written last: a site
+    template or logo that fails (HandoverError, naming it) leaves the other files written."""
     files = {
         "json": run_dir / "report.json",
         "junit": run_dir / "junit.xml",
+        "prometheus": run_dir / "metrics.prom",
         "markdown": run_dir / "summary.md",
         "html": run_dir / "report.html",
     }
     files["json"].write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     files["junit"].write_text(junit_xml(report), encoding="utf-8")
+    files["prometheus"].write_text(prom.textfile(report), encoding="utf-8")
     files["markdown"].write_text(summary_md(report), encoding="utf-8")
-    files["html"].write_text(html_report(report), encoding="utf-8")
+    files["html"].write_text(html_report(report, template), encoding="utf-8")
     return files

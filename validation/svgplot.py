@@ -1,14 +1,30 @@
-"""Small, dependency-free SVG charts for the self-contained HTML report (no scripts, no external assets)."""
+"""Small, dependency-free SVG charts for the self-contained HTML report (no scripts, no external assets).
+
+Every series gets its own colour (a fixed palette up to its size, then evenly spaced hues at alternating
+lightness, so no two series of a chart share a colour whatever their number), its own marker shape and, past
+the palette, its own dash pattern. Labels of threshold lines and series live in the legend under the plot,
+never on the plot area; every point, bar and line carries an SVG <title> (its value on hover, no script).
+"""
 
 from __future__ import annotations
 
+import colorsys
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
-W, H = 640, 340
-ML, MR, MT, MB = 70, 20, 30, 60
+MARKERS = ("circle", "square", "triangle", "diamond", "triangle-down")
+DASHES = ("", "7 3", "2 2", "9 3 2 3")
+THRESHOLD_COLOUR = "#a00000"
+THRESHOLD_DASHES = ("6 3", "2 3", "10 3 2 3", "4 2 1 2")
+W = 720                               # viewBox width; the page scales the chart down to its column
+ML, MR, MT = 70, 20, 30               # margins of the plot area: left (y ticks), right, top (title)
+PLOT_H = 250                          # plot area height
+AXIS_H = 44                           # below the plot area: x tick labels and the x axis label
+LEGEND_ROW = 16
+CHAR_W = 5.8                          # average glyph width at font-size 10 (sans-serif), for fitting text
 
 
 @dataclass
@@ -32,6 +48,43 @@ class Chart:
     series: list[Series] = field(default_factory=list)
     hlines: list[HLine] = field(default_factory=list)
     log_x: bool = False
+
+
+@dataclass(frozen=True)
+class Style:
+    colour: str
+    marker: str
+    dash: str                         # SVG stroke-dasharray; "" = solid
+
+
+@dataclass(frozen=True)
+class LegendItem:
+    name: str
+    colour: str
+    dash: str = ""
+    marker: str = ""                  # "" = a line without marker
+    bar: bool = False                 # a filled swatch instead of a line
+    threshold: bool = False           # the label of a threshold line
+
+
+def palette(n: int) -> list[str]:
+    """n colours, all different: the fixed palette while it lasts, else n evenly spaced hues whose
+    neighbours differ in lightness too."""
+    if n <= len(PALETTE):
+        return list(PALETTE[:n])
+    out = []
+    for i in range(n):
+        r, g, b = colorsys.hls_to_rgb(i / n, 0.36 if i % 2 else 0.52, 0.75)
+        out.append(f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}")
+    return out
+
+
+def series_styles(n: int) -> list[Style]:
+    """One style per series: distinct colours always; markers cycle over 5 shapes and, past the fixed
+    palette, dashes over 4 patterns (coprime cycles: neighbouring series differ in both)."""
+    colours = palette(n)
+    return [Style(colour=c, marker=MARKERS[i % len(MARKERS)],
+                  dash=DASHES[i % len(DASHES)] if n > len(PALETTE) else "") for i, c in enumerate(colours)]
 
 
 def _ok(v: object) -> bool:
@@ -64,16 +117,109 @@ def _fmt(v: float) -> str:
     return f"{v:g}"
 
 
-def _frame(title: str, x_label: str, y_label: str) -> list[str]:
-    return [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
-        f'role="img" aria-label="{escape(title)}">',
-        f'<rect x="0" y="0" width="{W}" height="{H}" fill="#fff"/>',
-        f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{escape(title)}</text>',
-        f'<text x="{W / 2}" y="{H - 8}" text-anchor="middle" font-size="12">{escape(x_label)}</text>',
-        f'<text x="14" y="{H / 2}" text-anchor="middle" font-size="12" transform="rotate(-90 14 {H / 2})">'
-        f"{escape(y_label)}</text>",
-    ]
+def _fit(text: str, width: float) -> str:
+    """text cut to what fits width pixels at font-size 10 (the full text is in the item's <title>)."""
+    room = max(4, int(width / CHAR_W))
+    return text if len(text) <= room else text[: room - 1] + "\u2026"
+
+
+def _title(text: str) -> str:
+    return f"<title>{escape(text)}</title>"
+
+
+def marker(shape: str, x: float, y: float, colour: str, title: str = "", r: float = 3.2) -> str:
+    """A filled marker centred on (x, y), with its <title>."""
+    inner = _title(title) if title else ""
+    if shape == "square":
+        return (f'<rect class="point" x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" height="{2 * r:.1f}" '
+                f'fill="{colour}">{inner}</rect>')
+    corners = {"triangle": [(0, -1.2), (1.1, 0.9), (-1.1, 0.9)], "triangle-down": [(0, 1.2), (1.1, -0.9), (-1.1, -0.9)],
+               "diamond": [(0, -1.3), (1.1, 0), (0, 1.3), (-1.1, 0)]}.get(shape)
+    if corners:
+        pts = " ".join(f"{x + dx * r:.1f},{y + dy * r:.1f}" for dx, dy in corners)
+        return f'<polygon class="point" points="{pts}" fill="{colour}">{inner}</polygon>'
+    return f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}" fill="{colour}">{inner}</circle>'
+
+
+def _legend(items: list[LegendItem], top: float) -> tuple[list[str], float]:
+    """The legend under the plot: one or two columns, each entry's text cut to its column (full in <title>).
+    Returns the SVG and its height."""
+    if not items:
+        return [], 0.0
+    width = W - ML - MR
+    cols = 2 if len(items) > 1 and max(len(i.name) for i in items) * CHAR_W + 34 <= width / 2 else 1
+    colw = width / cols
+    rows = math.ceil(len(items) / cols)
+    out = ['<g class="legend">']
+    for k, item in enumerate(items):
+        x = ML + (k // rows) * colw
+        y = top + (k % rows) * LEGEND_ROW + LEGEND_ROW / 2
+        out.append(f"<g>{_title(item.name)}")
+        if item.bar:
+            out.append(f'<rect x="{x:.1f}" y="{y - 5:.1f}" width="22" height="10" fill="{item.colour}"/>')
+        else:
+            dash = f' stroke-dasharray="{item.dash}"' if item.dash else ""
+            out.append(f'<line x1="{x:.1f}" y1="{y:.1f}" x2="{x + 22:.1f}" y2="{y:.1f}" stroke="{item.colour}" '
+                       f'stroke-width="2"{dash}/>')
+            if item.marker:
+                out.append(marker(item.marker, x + 11, y, item.colour))
+        cls = ' class="threshold-label"' if item.threshold else ""
+        out.append(f'<text{cls} x="{x + 28:.1f}" y="{y + 3.5:.1f}" font-size="10">{escape(_fit(item.name, colw - 34))}'
+                   "</text></g>")
+    out.append("</g>")
+    return out, rows * LEGEND_ROW
+
+
+def _svg(title: str, x_label: str, y_label: str, body: list[str], legend: list[LegendItem],
+         x_axis_extra: float = 0.0) -> str:
+    """The frame around a plot area (title, axis labels) and its legend, sized to hold them."""
+    axis_h = AXIS_H + x_axis_extra
+    leg, leg_h = _legend(legend, MT + PLOT_H + axis_h + 6)
+    h = MT + PLOT_H + axis_h + 6 + leg_h + 8
+    return "\n".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {W} {h:.0f}" width="{W}" '
+        f'height="{h:.0f}" role="img" aria-label="{escape(title)}">',
+        f'<rect x="0" y="0" width="{W}" height="{h:.0f}" fill="#fff"/>',
+        f'<text x="{W / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">'
+        f"{escape(_fit(title, W - 20))}</text>",
+        f'<text x="{ML + (W - ML - MR) / 2}" y="{MT + PLOT_H + axis_h - 6:.0f}" text-anchor="middle" '
+        f'font-size="12">{escape(x_label)}</text>',
+        f'<text x="14" y="{MT + PLOT_H / 2}" text-anchor="middle" font-size="12" '
+        f'transform="rotate(-90 14 {MT + PLOT_H / 2})">{escape(y_label)}</text>',
+        *body, *leg, "</svg>"])
+
+
+def _no_data() -> list[str]:
+    return [f'<text x="{W / 2}" y="{MT + PLOT_H / 2}" text-anchor="middle" font-size="13" fill="#a00">'
+            "no data: the measurement produced no valid samples</text>"]
+
+
+def _y_axis(ticks: list[float], py: Callable[[float], float]) -> list[str]:
+    out = [f'<line x1="{ML}" y1="{MT + PLOT_H}" x2="{W - MR}" y2="{MT + PLOT_H}" stroke="#333"/>',
+           f'<line x1="{ML}" y1="{MT}" x2="{ML}" y2="{MT + PLOT_H}" stroke="#333"/>']
+    for t in ticks:
+        out.append(f'<line x1="{ML}" y1="{py(t):.1f}" x2="{W - MR}" y2="{py(t):.1f}" stroke="#eee"/>')
+        out.append(f'<text x="{ML - 6}" y="{py(t) + 4:.1f}" text-anchor="end" font-size="10">{t:g}</text>')
+    return out
+
+
+def _thresholds(hlines: list[HLine], py: Callable[[float], float], unit: str
+                ) -> tuple[list[str], list[LegendItem]]:
+    """Threshold lines across the plot area; their labels go to the legend, never over the data."""
+    body: list[str] = []
+    legend: list[LegendItem] = []
+    for i, h in enumerate(hlines):
+        dash = THRESHOLD_DASHES[i % len(THRESHOLD_DASHES)]
+        text = f"{h.name}: {h.y:.4g}{' ' + unit if unit else ''}"
+        body.append(f'<line class="threshold" x1="{ML}" y1="{py(h.y):.1f}" x2="{W - MR}" y2="{py(h.y):.1f}" '
+                    f'stroke="{THRESHOLD_COLOUR}" stroke-width="1.5" stroke-dasharray="{dash}">{_title(text)}</line>')
+        legend.append(LegendItem(text, THRESHOLD_COLOUR, dash, threshold=True))
+    return body, legend
+
+
+def _unit(label: str) -> str:
+    """The unit in an axis label's parentheses: "busbw (GB/s)" -> "GB/s"."""
+    return label[label.rfind("(") + 1: label.rfind(")")] if "(" in label and label.endswith(")") else ""
 
 
 def line_chart(chart: Chart) -> str:
@@ -82,107 +228,101 @@ def line_chart(chart: Chart) -> str:
     for s in chart.series:
         s.points = [p for p in s.points if _ok(p[0]) and _ok(p[1])]
     chart.hlines = [h for h in chart.hlines if _ok(h.y)]
-    pts = [p for s in chart.series for p in s.points if p[1] is not None]
-    out = _frame(chart.title, chart.x_label, chart.y_label)
+    styles = series_styles(len(chart.series))
+    legend = [LegendItem(s.name + ("" if s.points else " (no valid point)"), st.colour,
+                         "4 3" if s.dashed and not st.dash else st.dash, st.marker)
+              for s, st in zip(chart.series, styles, strict=True)]
+    pts = [p for s in chart.series for p in s.points]
     if not pts:
-        out.append(f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle" font-size="13" fill="#a00">'
-                   "no data: the measurement produced no valid samples</text></svg>")
-        return "\n".join(out)
+        return _svg(chart.title, chart.x_label, chart.y_label, _no_data(), legend)
 
     def fx(x: float) -> float:
         return math.log2(x) if chart.log_x and x > 0 else x
 
     xs = [fx(p[0]) for p in pts]
-    ys = [p[1] for p in pts] + [h.y for h in chart.hlines]
     x0, x1 = min(xs), max(xs)
     if x1 == x0:
         x0, x1 = x0 - 1, x1 + 1
-    y_ticks = _nice_ticks(0, max(ys) * 1.1)
+    y_ticks = _nice_ticks(0, max([p[1] for p in pts] + [h.y for h in chart.hlines]) * 1.1)
     y1 = y_ticks[-1]
 
     def px(x: float) -> float:
         return ML + (fx(x) - x0) / (x1 - x0) * (W - ML - MR)
 
     def py(y: float) -> float:
-        return H - MB - y / y1 * (H - MT - MB)
+        return MT + PLOT_H - y / y1 * PLOT_H
 
-    out.append(f'<line x1="{ML}" y1="{H - MB}" x2="{W - MR}" y2="{H - MB}" stroke="#333"/>')
-    out.append(f'<line x1="{ML}" y1="{MT}" x2="{ML}" y2="{H - MB}" stroke="#333"/>')
-    for t in y_ticks:
-        out.append(f'<line x1="{ML}" y1="{py(t):.1f}" x2="{W - MR}" y2="{py(t):.1f}" stroke="#eee"/>')
-        out.append(f'<text x="{ML - 6}" y="{py(t) + 4:.1f}" text-anchor="end" font-size="10">{t:g}</text>')
+    body = _y_axis(y_ticks, py)
     x_vals = sorted({p[0] for p in pts})
-    step = max(1, len(x_vals) // 8)
+    step = max(1, math.ceil(len(x_vals) / 10))
     for xv in x_vals[::step]:
-        out.append(f'<text x="{px(xv):.1f}" y="{H - MB + 14}" text-anchor="middle" font-size="10">'
-                   f"{escape(_fmt(xv) if chart.log_x else f'{xv:g}')}</text>")
-    for i, h in enumerate(chart.hlines):
-        out.append(f'<line class="threshold" x1="{ML}" y1="{py(h.y):.1f}" x2="{W - MR}" y2="{py(h.y):.1f}" '
-                   f'stroke="#a00" stroke-dasharray="6 3"/>')
-        out.append(f'<text x="{W - MR - 4}" y="{py(h.y) - 4 - 12 * i:.1f}" text-anchor="end" font-size="10" '
-                   f'fill="#a00">{escape(h.name)} {h.y:.4g}</text>')
-    for i, s in enumerate(chart.series):
-        color = PALETTE[i % len(PALETTE)]
-        good = [(px(x), py(y)) for x, y in s.points if y is not None]
-        if not good:
+        body.append(f'<text x="{px(xv):.1f}" y="{MT + PLOT_H + 14}" text-anchor="middle" font-size="10">'
+                    f"{escape(_fmt(xv) if chart.log_x else f'{xv:g}')}</text>")
+    lines, t_legend = _thresholds(chart.hlines, py, _unit(chart.y_label))
+    body += lines
+    for s, item in zip(chart.series, legend, strict=True):
+        if not s.points:
             continue
-        dash = ' stroke-dasharray="4 3"' if s.dashed else ""
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in good)
-        out.append(f'<polyline class="series" fill="none" stroke="{color}" stroke-width="2"{dash} points="{path}"/>')
-        for x, y in good:
-            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{color}"/>')
-        out.append(f'<rect x="{ML + 10}" y="{MT + 4 + 14 * i}" width="10" height="10" fill="{color}"/>')
-        out.append(f'<text x="{ML + 24}" y="{MT + 13 + 14 * i}" font-size="10">{escape(s.name)}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+        dash = f' stroke-dasharray="{item.dash}"' if item.dash else ""
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
+        body.append(f'<polyline class="series" fill="none" stroke="{item.colour}" stroke-width="2"{dash} '
+                    f'points="{path}">{_title(s.name)}</polyline>')
+        for x, y in s.points:
+            xt = _fmt(x) if chart.log_x else f"{x:g}"
+            body.append(marker(item.marker, px(x), py(y), item.colour,
+                               f"{s.name}\n{chart.x_label}: {xt}\n{chart.y_label}: {y:.4g}"))
+    return _svg(chart.title, chart.x_label, chart.y_label, body, legend + t_legend)
 
 
 def bar_chart(title: str, y_label: str, bars: list[tuple[str, float | None]], limits: dict[str, float | None],
               limit_name: str, threshold: float | None = None) -> str:
     """Bars (one per node) with each bar's own limit (e.g. its link rate) marked over it."""
-    out = _frame(title, "node", y_label)
     bars = [(n, v if _ok(v) else None) for n, v in bars]
     limits = {k: (v if _ok(v) else None) for k, v in limits.items()}
     threshold = threshold if _ok(threshold) else None
     values = [v for _n, v in bars if v is not None] + [v for v in limits.values() if v is not None]
     if threshold is not None:
         values.append(threshold)
+    unit = _unit(y_label)
+    legend = [LegendItem(y_label + " per node (best sample)", PALETTE[0], bar=True),
+              LegendItem(f"black tick: {limit_name}", "#333")]
     if not bars or not values:
-        out.append(f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle" font-size="13" fill="#a00">'
-                   "no data: the measurement produced no valid samples</text></svg>")
-        return "\n".join(out)
+        return _svg(title, "node", y_label, _no_data(), legend)
     ticks = _nice_ticks(0, max(values) * 1.1)
     top = ticks[-1]
 
     def py(y: float) -> float:
-        return H - MB - y / top * (H - MT - MB)
+        return MT + PLOT_H - y / top * PLOT_H
 
-    out.append(f'<line x1="{ML}" y1="{H - MB}" x2="{W - MR}" y2="{H - MB}" stroke="#333"/>')
-    for t in ticks:
-        out.append(f'<line x1="{ML}" y1="{py(t):.1f}" x2="{W - MR}" y2="{py(t):.1f}" stroke="#eee"/>')
-        out.append(f'<text x="{ML - 6}" y="{py(t) + 4:.1f}" text-anchor="end" font-size="10">{t:g}</text>')
+    body = _y_axis(ticks, py)
     slot = (W - ML - MR) / len(bars)
+    longest = max(len(n) for n, _v in bars) * CHAR_W * 1.1
+    slanted = longest > slot - 4
+    label_room = min(longest, 130.0) if slanted else 0.0
     for i, (name, value) in enumerate(bars):
         x = ML + i * slot + slot * 0.2
         bw = slot * 0.6
-        if value is not None:
-            out.append(f'<rect class="bar" x="{x:.1f}" y="{py(value):.1f}" width="{bw:.1f}" '
-                       f'height="{H - MB - py(value):.1f}" fill="{PALETTE[0]}"/>')
-            out.append(f'<text x="{x + bw / 2:.1f}" y="{py(value) - 4:.1f}" text-anchor="middle" font-size="10">'
-                       f"{value:.4g}</text>")
-        else:
-            out.append(f'<text x="{x + bw / 2:.1f}" y="{H - MB - 6}" text-anchor="middle" font-size="10" '
-                       'fill="#a00">missing</text>')
         limit = limits.get(name)
+        about = f"{name}: {'missing' if value is None else f'{value:.4g} {unit}'}" + (
+            f"; {limit_name} {limit:.4g} {unit}" if limit is not None else "")
+        if value is not None:
+            body.append(f'<rect class="bar" x="{x:.1f}" y="{py(value):.1f}" width="{bw:.1f}" '
+                        f'height="{MT + PLOT_H - py(value):.1f}" fill="{PALETTE[0]}">{_title(about)}</rect>')
+            if slot >= 36:
+                body.append(f'<text x="{x + bw / 2:.1f}" y="{py(value) - 4:.1f}" text-anchor="middle" '
+                            f'font-size="10">{value:.4g}</text>')
+        else:
+            body.append(f'<text x="{x + bw / 2:.1f}" y="{MT + PLOT_H - 6}" text-anchor="middle" font-size="10" '
+                        f'fill="#a00">missing{_title(about)}</text>')
         if limit is not None:
-            out.append(f'<line class="limit" x1="{x - 4:.1f}" y1="{py(limit):.1f}" x2="{x + bw + 4:.1f}" '
-                       f'y2="{py(limit):.1f}" stroke="#333" stroke-width="2"/>')
-        out.append(f'<text x="{x + bw / 2:.1f}" y="{H - MB + 14}" text-anchor="middle" font-size="11">'
-                   f"{escape(name)}</text>")
-    if threshold is not None:
-        out.append(f'<line class="threshold" x1="{ML}" y1="{py(threshold):.1f}" x2="{W - MR}" y2="{py(threshold):.1f}" '
-                   'stroke="#a00" stroke-dasharray="6 3"/>')
-    out.append(f'<text x="{ML}" y="{H - MB + 30}" font-size="10">black tick: {escape(limit_name)}; '
-               "red dashed: threshold</text>")
-    out.append("</svg>")
-    return "\n".join(out)
+            body.append(f'<line class="limit" x1="{x - 4:.1f}" y1="{py(limit):.1f}" x2="{x + bw + 4:.1f}" '
+                        f'y2="{py(limit):.1f}" stroke="#333" stroke-width="2">{_title(about)}</line>')
+        cx, ly = x + bw / 2, MT + PLOT_H + 14
+        if slanted:
+            body.append(f'<text x="{cx:.1f}" y="{ly}" text-anchor="end" font-size="10" '
+                        f'transform="rotate(-35 {cx:.1f} {ly})">{escape(_fit(name, 130))}{_title(name)}</text>')
+        else:
+            body.append(f'<text x="{cx:.1f}" y="{ly}" text-anchor="middle" font-size="10">{escape(name)}</text>')
+    t_body, t_legend = _thresholds([HLine("threshold", threshold)] if threshold is not None else [], py, unit)
+    body += t_body
+    return _svg(title, "node", y_label, body, legend + t_legend, x_axis_extra=label_room * 0.6)

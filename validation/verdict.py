@@ -52,6 +52,7 @@ class Check:
     reasons: list[str] = field(default_factory=list)
     case: str | None = None
     lab_standin: bool = False
+    duration_s: float | None = None  # wall time of the case's samples (meta.json), sanity checks only
 
     @property
     def label(self) -> str:
@@ -64,6 +65,7 @@ class Check:
         d["value"] = finite(d["value"])
         d["spread_pct"] = finite(d["spread_pct"])
         d["samples"] = [finite(x) for x in d["samples"]]
+        d["duration_s"] = finite(d["duration_s"])
         return d
 
 
@@ -200,7 +202,14 @@ def _case_preamble(stage: str, case: str, meta: dict[str, Any] | None, lab: bool
         check.status = FAIL
         check.reasons.append("no samples recorded")
         return check, False
+    check.duration_s = samples_duration_s(meta["samples"])
     return check, True
+
+
+def samples_duration_s(samples: list[dict[str, Any]]) -> float | None:
+    """The wall time the runner recorded for a case's samples (their duration_s), None when none recorded one."""
+    times = [t for t in (finite(s.get("duration_s")) for s in samples) if t is not None and t >= 0]
+    return round(sum(times), 3) if times else None
 
 
 def repeats_problem(samples: list[Any], repeats: int | None, what: str = "samples") -> list[str]:

@@ -138,3 +138,26 @@ def replace_case() -> Callable[..., Path]:
         shutil.rmtree(run / "raw" / stage / case, ignore_errors=True)
         return write_case(run, stage, case, files, meta, samples)
     return _replace
+
+
+def report_schema_errors(doc: object) -> list[str]:
+    """Every way doc breaks validation/schema/report.schema.json (empty: it is a valid report.json)."""
+    import jsonschema
+
+    from validation.report import schema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+@pytest.fixture(autouse=True)
+def every_report_json_follows_the_schema(request: pytest.FixtureRequest):
+    """Each report.json a test of this directory writes under its tmp_path must validate against the schema."""
+    tmp = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if tmp is None:
+        return
+    for path in sorted(tmp.rglob("report.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        errors = report_schema_errors(doc)
+        assert errors == [], f"{path} does not follow report.schema.json: {errors[:5]}"

@@ -13,14 +13,14 @@ from pathlib import Path
 from conftest import ROOT
 
 
-def _report_play(run: Path) -> subprocess.CompletedProcess[str]:
+def _report_play(run: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(ROOT / "roles"),
                ANSIBLE_FORCE_COLOR="0")
     nodes = json.loads((run / "context.json").read_text())["nodes"]
     return subprocess.run(
         [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "inventories/production",
          "tests/validation/playbooks/report_only.yml", "-e", f"validate_report_run_dir={run}",
-         "-e", f"validate_report_run={run.name}", "-e", json.dumps({"validate_report_nodes": nodes})],
+         "-e", f"validate_report_run={run.name}", "-e", json.dumps({"validate_report_nodes": nodes}), *extra],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -44,3 +44,28 @@ def test_report_play_fails_naming_the_metric_of_an_impossible_threshold(producti
     assert "Validation FAILED: nccl_multi_node_busbw_gbps" in p.stdout, p.stdout[-3000:]
     assert json.loads((production_run / "report.json").read_text())["verdict"]["failed"] == [
         "nccl_multi_node_busbw_gbps"]
+
+
+def test_report_play_fills_the_handover_and_uses_the_site_template(production_run, tmp_path):
+    site = tmp_path / "site-template"
+    site.mkdir()
+    (site / "report.html.j2").write_text('{% extends "default/report.html.j2" %}\n'
+                                         '{% block logo %}<p id="site-logo">ACME</p>{% endblock %}\n')
+    handover = {"customer": "ACME Research", "signoff": [{"role": "CIO", "name": "Grace Hopper", "date": "2026-11-26"}]}
+    p = _report_play(production_run, "-e", json.dumps({"validate_report_handover": handover,
+                                                       "validate_report_template": str(site)}))
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert json.loads((production_run / "handover.json").read_text()) == handover
+    assert json.loads((production_run / "report.json").read_text())["handover"] == {**handover, "logo": ""}
+    html = (production_run / "report.html").read_text()
+    assert '<p id="site-logo">ACME</p>' in html and "ACME Research" in html and "Grace Hopper" in html
+    assert (production_run / "metrics.prom").is_file()
+
+
+def test_report_play_names_a_missing_site_template(production_run, tmp_path):
+    missing = tmp_path / "no-such-template"
+    p = _report_play(production_run, "-e", f"validate_report_template={missing}")
+    assert p.returncode != 0
+    said = " ".join(p.stdout.split()).replace("''", "'")  # the failure as the YAML callback folds and quotes it
+    assert "fatal: [localhost]" in said and "report.html not written" in said, p.stdout[-3000:]
+    assert f"validate_report_template (--template) = '{missing}': no such file or directory (fix:" in said, said
