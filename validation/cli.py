@@ -229,13 +229,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for name, helptext in (("run", "run the validation stage through Ansible, then print the report path"),
                            ("deploy", "run the whole site.yml (every stage, then validation) the same way")):
-        sp = sub.add_parser(name, help=helptext)
+        sp = sub.add_parser(name, help=helptext, allow_abbrev=False,
+                            epilog="Any other argument goes to ansible-playbook (e.g. -e KEY=VALUE, --limit, --tags).")
         sp.add_argument("-i", "--inventory", default=str(ROOT / "inventories" / "lab"))
         sp.add_argument("--results", help="results directory (default: results/ of the project)")
         sp.add_argument("--run-id", help="name of the run directory (default: the UTC time, 20261121T083000Z)")
         sp.add_argument("--ansible-output", action="store_true",
                         help="print Ansible's own output too (it is kept in <run dir>/ansible-runner/stdout)")
-        sp.add_argument("ansible_args", nargs=argparse.REMAINDER, help="passed to ansible-playbook (e.g. -e ...)")
     for name, helptext in (("evaluate", "re-judge a run directory (optionally with other thresholds)"),
                            ("report", "judge a run directory and write its report files")):
         sp = sub.add_parser(name, help=helptext)
@@ -259,7 +259,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command in ("run", "deploy"):
+        args.ansible_args = rest[1:] if rest[:1] == ["--"] else rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "parse":
         return cmd_parse(args)
     if args.command == "evaluate":

@@ -166,6 +166,7 @@ def run(launch: Launch, planned: tuple[str, ...] = (),
         # ansible-runner replaces the stdout callback and its plugin path: the project's display underneath.
         "ANSIBLE_STDOUT_CALLBACK": "readable",
         "ANSIBLE_CALLBACK_PLUGINS": str(ROOT / "plugins" / "callback"),
+        "ANSIBLE_NOCOLOR": "1",  # the kept stdout is read as text
     }
     printer = _Printer(planned, replan, out, launch.show_ansible)
     print(f"+ ansible-playbook -i {launch.inventory} {launch.playbook} {' '.join(hide_extra_vars(list(args)))}",
@@ -191,4 +192,8 @@ def run(launch: Launch, planned: tuple[str, ...] = (),
         return 1
     if result.status != "successful":
         print(f"ansible-playbook: {result.status}, exit status {result.rc}", file=out)
+        if not printer.progress.problems:  # no failed task to show: the error is in Ansible's own output
+            stdout = launch.artifacts / "stdout"
+            tail = stdout.read_text(encoding="utf-8").strip().splitlines()[-15:] if stdout.is_file() else []
+            print("\n".join(tail), file=out)
     return int(result.rc) if result.rc else (0 if result.status == "successful" else 1)

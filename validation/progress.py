@@ -143,11 +143,11 @@ def advance(p: Progress, event: dict[str, Any]) -> Progress:
     data = event.get("event_data") or {}
     changes: dict[str, Any] = {}
     if now is not None:
-        if p.first is None:
+        if p.first is None or now < p.first:
             changes["first"] = now
         if p.last is not None and p.stage is not None and now > p.last:
             changes["stage_seconds"] = _add_seconds(p.stage_seconds, p.stage, (now - p.last).total_seconds())
-        changes["last"] = now
+        changes["last"] = max(now, p.last) if p.last else now  # hosts report in parallel: not always in order
     kind = event.get("event")
     if kind == "playbook_on_stats":
         changes["stage"] = None
