@@ -162,7 +162,7 @@ def full(args: argparse.Namespace) -> int:
     py = str(clone / ".venv" / "bin" / "python")
     rows: list[tuple[str, float]] = []
     try:
-        rows.append(("install", _step("install", ["./scripts/install.sh"], clone, env, logs)[0]))
+        rows.append(("install", _step("install", ["./scripts/install.sh", "--lab"], clone, env, logs)[0]))
         rows.append(("image build" + (" (cold cache)" if args.cold else " (warm cache)"),
                      _step("image build", [py, "-m", "lab", "build"], clone, env, logs)[0]))
         rows.append(("boot (lab up)", _step("boot", [py, "-m", "lab", "up"], clone, env, logs)[0]))

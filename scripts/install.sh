@@ -1,16 +1,47 @@
 #!/usr/bin/env bash
-# Installs everything this project needs on a fresh Debian 12 machine, using apt and pip only:
-#   - the Debian packages listed in scripts/apt-packages.txt (qemu, debootstrap, ... for the lab)
-#   - a virtual environment .venv/ with the project and its test extra (pyproject.toml)
-# Idempotent: a second run only checks. Run as root or with sudo available.
-#   ./scripts/install.sh           runtime + test dependencies
+# Installs what this project needs on a Debian 12 machine, with apt and pip only, in tiers:
+#   (always)  a control node that deploys and validates a site: the [control] Debian packages of
+#             scripts/apt-packages.txt and a virtual environment .venv/ with the project and its runtime
+#             dependencies (pyproject.toml), pinned by constraints.txt
+#   --lab     adds the local lab (python -m lab): the [lab] Debian packages (qemu, debootstrap, ...)
+#   --dev     adds the tests and linters: the [dev] Debian packages and the `dev` extra (pytest, molecule,
+#             ansible-lint, ruff, ...). The test suite boots the lab: it needs --lab --dev.
+#   --list-apt  print the Debian packages of the chosen tiers, one per line, and exit
+# Idempotent: a second run only checks, and needs no network when everything is there (no apt-get update
+# when no package is missing; pip tries --no-index first). Run as root or with sudo available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+usage() { echo "usage: $0 [--lab] [--dev] [--list-apt]" >&2; exit 2; }
+
+tiers=(control)
+extras=""
+list_only=false
+for arg in "$@"; do
+  case "$arg" in
+    --lab) tiers+=(lab) ;;
+    --dev) tiers+=(dev); extras="[dev]" ;;
+    --list-apt) list_only=true ;;
+    *) echo "install: unknown option $arg" >&2; usage ;;
+  esac
+done
+
+# The packages of the asked tiers: lines under a "[tier]" heading, comments and blank lines dropped.
+apt_packages_of() {
+  awk -v want=" $* " '
+    { sub(/#.*/, ""); gsub(/^[ \t]+|[ \t]+$/, "") }
+    /^\[[a-z]+\]$/ { tier = substr($0, 2, length($0) - 2); next }
+    $0 != "" && index(want, " " tier " ") { print }
+  ' scripts/apt-packages.txt
+}
+mapfile -t apt_packages < <(apt_packages_of "${tiers[@]}")
+if $list_only; then
+  printf '%s\n' "${apt_packages[@]}"
+  exit 0
+fi
+
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-
-mapfile -t apt_packages < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' scripts/apt-packages.txt)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,6 +56,12 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[test]'
-echo "install: done ($(.venv/bin/ansible --version | head -n1))"
+# Offline first: when the venv already satisfies the constraints nothing is fetched; else from the index.
+pip_install() {
+  .venv/bin/python -m pip install -q --no-index "$@" 2>/dev/null || .venv/bin/python -m pip install -q "$@"
+}
+# pip and setuptools at the pinned versions first: the project is installed without build isolation (the
+# venv's setuptools builds it), so a re-run downloads no build backend.
+pip_install -c constraints.txt pip setuptools
+pip_install -c constraints.txt --no-build-isolation -e ".${extras}"
+echo "install: done, tiers: ${tiers[*]} ($(.venv/bin/ansible --version | sed -n 1p))"

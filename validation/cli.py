@@ -1,6 +1,9 @@
-"""``python -m validation run | evaluate | report | parse | latest | context``.
+"""``python -m validation run | deploy | evaluate | report | parse | latest | context``.
 
-- ``run``: run the validation stage (ansible-playbook playbooks/validate.yml), then print where the report is.
+- ``run``: run the validation stage (playbooks/validate.yml) through ansible-runner, printing the stage, case k
+  of N, elapsed and remaining time, and each stage's wall time at the end; then where the report is. The run's
+  ansible-runner artifacts are kept (without secrets) in ``<run dir>/ansible-runner/``.
+- ``deploy``: the same for the whole site.yml (every stage, then the validation).
 - ``evaluate RUN_DIR``: re-judge stored raw results, optionally with other thresholds; exit 1 on FAIL.
 - ``report RUN_DIR``: judge and write report.json, junit.xml, metrics.prom, summary.md and report.html (from
   the bundled template, or ``--template`` a site's); exit 1 on FAIL, 2 when the handover data (RUN_DIR/
@@ -16,15 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from . import handover, parse_fio, parse_nccl, parse_sysinfo, report
+from . import handover, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report
 from .context import context_from_inventory, with_overrides
+from .progress import planned_cases
 from .thresholds import ThresholdError, check_entry
 from .verdict import FAIL, evaluate
 
@@ -203,15 +207,32 @@ def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    playbook = ROOT / "playbooks" / "validate.yml"
-    binary = Path(sys.executable).with_name("ansible-playbook")
-    cmd = [str(binary) if binary.exists() else "ansible-playbook", "-i", args.inventory, str(playbook), *args.ansible_args]
-    print("+ " + " ".join(cmd), flush=True)
-    rc = subprocess.call(cmd, cwd=ROOT)
-    latest = find_latest(default_results_dir())
-    if latest is not None:
-        print(f"report: {latest / 'report.html'}")
+def _context_plan(path: Path) -> tuple[str, ...] | None:
+    """The cases of the run's own context.json (what the playbook resolved, -e and --limit included)."""
+    try:
+        return planned_cases(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
+def cmd_playbook(args: argparse.Namespace, playbook: Path) -> int:
+    """Run a playbook through ansible-runner (validation/playbook_run.py) into a run directory of its own."""
+    results = Path(args.results).resolve() if args.results else default_results_dir()
+    run_id = args.run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    run_dir = results / run_id
+    planned: tuple[str, ...] = ()
+    if args.command == "run":  # deploy: no case count until the validation stage writes its context.json
+        try:
+            planned = planned_cases(context_from_inventory(args.inventory))
+        except (OSError, yaml.YAMLError, AttributeError, TypeError, ValueError) as exc:
+            print(f"case count unknown until the run writes its context.json ({args.inventory}: {exc})")
+    ours = json.dumps({"validate_report_run_id": run_id, "validation_results_dir": str(results)})
+    launch = playbook_run.Launch(playbook=playbook, inventory=args.inventory,
+                                 args=(*args.ansible_args, "-e", ours), artifacts=run_dir / "ansible-runner",
+                                 show_ansible=args.ansible_output)
+    rc = playbook_run.run(launch, planned, lambda: _context_plan(run_dir / "context.json"))
+    html = run_dir / "report.html"
+    print(f"report: {html}" if html.is_file() else f"no report in {run_dir} (the validation stage did not write one)")
     return rc
 
 
@@ -219,9 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m validation", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the validation stage through Ansible, then print the report path")
-    run.add_argument("-i", "--inventory", default=str(ROOT / "inventories" / "lab"))
-    run.add_argument("ansible_args", nargs=argparse.REMAINDER, help="passed to ansible-playbook (e.g. -e ...)")
+    for name, helptext in (("run", "run the validation stage through Ansible, then print the report path"),
+                           ("deploy", "run the whole site.yml (every stage, then validation) the same way")):
+        sp = sub.add_parser(name, help=helptext, allow_abbrev=False,
+                            epilog="Any other argument goes to ansible-playbook (e.g. -e KEY=VALUE, --limit, --tags).")
+        sp.add_argument("-i", "--inventory", default=str(ROOT / "inventories" / "lab"))
+        sp.add_argument("--results", help="results directory (default: results/ of the project)")
+        sp.add_argument("--run-id", help="name of the run directory (default: the UTC time, 20261121T083000Z)")
+        sp.add_argument("--ansible-output", action="store_true",
+                        help="print Ansible's own output too (it is kept in <run dir>/ansible-runner/stdout)")
     for name, helptext in (("evaluate", "re-judge a run directory (optionally with other thresholds)"),
                            ("report", "judge a run directory and write its report files")):
         sp = sub.add_parser(name, help=helptext)
@@ -247,7 +274,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command in ("run", "deploy"):
+        args.ansible_args = rest[1:] if rest[:1] == ["--"] else rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "parse":
         return cmd_parse(args)
     if args.command == "evaluate":
@@ -258,4 +290,4 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_latest(args)
     if args.command == "context":
         return cmd_context(args)
-    return cmd_run(args)
+    return cmd_playbook(args, ROOT / ("site.yml" if args.command == "deploy" else "playbooks/validate.yml"))
