@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
     OLDEST,
@@ -33,9 +34,7 @@ from ansible.module_utils.cumulus_release import (
 )
 from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
 from ansible.module_utils.preflight_schema import (
-    CUMULUS_PORT_RE,
     MISSING,
-    SN3700V_PORTS,
     VARIABLES,
     is_hostname,
     is_ip,
@@ -207,13 +206,6 @@ def dgx_model(site: Site, host: str) -> Mapping[str, Any] | None:
     models = as_dict(site.var(host, "dgx_models"))
     entry = models.get(model) if isinstance(model, str) else None
     return entry if isinstance(entry, Mapping) else None
-
-
-def port_parts(name: Any) -> tuple[int, int | None] | None:
-    match = re.fullmatch(CUMULUS_PORT_RE, name) if isinstance(name, str) else None
-    if not match:
-        return None
-    return int(match.group(1)), (int(match.group(3)) if match.group(3) is not None else None)
 
 
 # ---------------------------------------------------------------------------------------------- schema
@@ -406,7 +398,8 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
     for uplink in as_list(site.cluster("storage_fabric_uplinks", "sn3700v")[0]):
         if isinstance(uplink, Mapping):
             reserved[str(uplink.get("name"))] = "an uplink (storage_fabric_uplinks)"
-    breakouts, _ = site.cluster("storage_fabric_breakouts", "sn3700v")
+    breakouts, breakouts_label = site.cluster("storage_fabric_breakouts", "sn3700v")
+    out += _switch_side_ports(site, clag, breakouts, breakouts_label)
     used: dict[tuple[str, str], str] = {}
     for group in ("dgx", "powerscale"):
         for host in site.hosts(group):
@@ -421,9 +414,9 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                 if parts is None:
                     continue  # the schema reported the name
                 path = f"storage_nics[{pos}].switch_port"
-                if parts[0] > SN3700V_PORTS or (parts[1] is not None and parts[1] > 3):
-                    out.append(Problem(host, path, port, f"does not exist: an SN3700V has swp1..swp{SN3700V_PORTS}"
-                                       " (swpNs0..swpNs3 when broken out)", "use the port the cable plugs into"))
+                why = port_problem(port)
+                if why:
+                    out.append(Problem(host, path, port, why, "use the port the cable plugs into"))
                     continue
                 if port in reserved:
                     out.append(Problem(host, path, port, f"is {reserved[port]}", "move the cable to a free port"))
@@ -455,6 +448,23 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                     out.append(Problem(host, path, port, f"{whole[1]} is used both whole and broken out "
                                        f"({used[split[0]]} is on {split[0][1]})",
                                        "either break the port out for every cable on it, or not at all"))
+    return out
+
+
+def _switch_side_ports(site: Site, clag: Any, breakouts: Any, breakouts_label: str) -> list[Problem]:
+    """The peerlink members, uplinks and broken-out ports exist on an SN3700V (cumulus_fabric.port_problem)."""
+    clag_label = site.cluster("storage_fabric_clag", "sn3700v")[1]
+    uplinks, uplinks_label = site.cluster("storage_fabric_uplinks", "sn3700v")
+    named = [(clag_label, "storage_fabric_clag.peerlink.members", m)
+             for m in as_list(as_dict(as_dict(clag).get("peerlink")).get("members"))]
+    named += [(uplinks_label, f"storage_fabric_uplinks[{pos}].name", as_dict(u).get("name"))
+              for pos, u in enumerate(as_list(uplinks))]
+    named += [(breakouts_label, f"storage_fabric_breakouts.{port}", port) for port in as_dict(breakouts)]
+    out = []
+    for label, path, port in named:
+        why = port_problem(port) if port_parts(port) is not None else None  # the schema reports a bad name
+        if why:
+            out.append(Problem(label, path, port, why, "use a port of the SN3700V front panel"))
     return out
 
 

@@ -13,6 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.cumulus_fabric import (
+    BREAKOUT_MODE,
+    PARENT_PORT_NAME,
+    PORT_NAME,
+    SN3700V_LANES,
+    SN3700V_PORTS,
+)
 from ansible.module_utils.cumulus_release import FEC_MODES
 from ansible.module_utils.mlnxos_fabric import IB_SPEEDS as QM8700_SPEEDS
 
@@ -314,13 +321,13 @@ NFS_VERSIONS = ("3", "4.0", "4.1", "4.2")
 NFS_PROTOCOLS = ("tcp", "rdma")
 PURPOSES = ("training", "scratch", "general")
 SERVER_MODES = ("smartconnect", "static", "round_robin")
-CUMULUS_PORT_RE = r"swp([1-9][0-9]?)(s([0-7]))?"
-SN3700V_PORTS = 32  # 32 QSFP56 200 GbE cages: swp1..swp32 (swpNsM once broken out)
 OCTAL_MODE = Str(pattern=r"0?[0-7]{3,4}", pattern_text="an octal mode", hint='quote it, e.g. "0755"')
 CLIENT = Str(pattern=r"[^\s,]+", pattern_text="one client (IP, NETWORK/PREFIX or host name)",
              hint="one client per list entry: an IP, a NETWORK/PREFIX or a host name")
-SWITCH_PORT = Str(pattern=CUMULUS_PORT_RE, pattern_text="a Cumulus port name (swpN or swpNsM)",
-                  hint="use the Cumulus name: swp1..swp32, or swpNs0..swpNs3 for a breakout")
+# The shape only; whether the port exists on an SN3700V is cumulus_fabric.port_problem (preflight_rules calls it).
+SWITCH_PORT = Str(pattern=PORT_NAME, pattern_text="a Cumulus port name (swpN or swpNsM)",
+                  hint=f"use the Cumulus name: swp1..swp{SN3700V_PORTS}, or swpNs0..swpNs{SN3700V_LANES - 1} "
+                       "for a breakout")
 
 STORAGE_NIC = Dict(fields={
     "name": Field(Str(pattern=r"[A-Za-z0-9_.:-]{1,15}", pattern_text="an interface name (<= 15 characters)")),
@@ -565,8 +572,9 @@ VARIABLES: tuple[Var, ...] = (
     _v("storage_fabric_validate_certs", Bool(), "sn3700v"),
     _v("storage_fabric_ca_path", Str(nonempty=False), "sn3700v", required=False),
     _v("storage_fabric_breakouts", MapOf(
-        key=Str(pattern=r"swp([1-9][0-9]?)", pattern_text="a whole port swpN", hint="break out swpN, e.g. swp49"),
-        value=Str(pattern=r"[1-8]x\d+G", pattern_text="a breakout mode like 4x25G")), "sn3700v", required=False),
+        key=Str(pattern=PARENT_PORT_NAME, pattern_text="a whole port swpN", hint="break out swpN, e.g. swp29"),
+        value=Str(pattern=BREAKOUT_MODE, pattern_text="an SN3700V breakout mode (like 4x25G or 2x100G, disabled, "
+                                                      "loopback)")), "sn3700v", required=False),
     _v("storage_fabric_port_speed_managed", Bool(), "sn3700v", required=False),
     _v("storage_fabric_user", Str(), "sn3700v"),
     _v("storage_fabric_speeds_gbps", ListOf(item=Int(1, 400), min_len=1), "sn3700v"),
