@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ansible.module_utils.inventory_problem import Problem
+
 # Cumulus Linux accepts an interface MTU between 552 and 9216 bytes.
 MTU_MIN = 552
 MTU_MAX = 9216
@@ -37,20 +39,6 @@ MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 BOND_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$")
 CLAG_ROLES = ("primary", "secondary", "standalone")
 ROCE_MODES = ("lossless", "lossy")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One reason the inventory cannot be applied to a switch."""
-
-    host: str
-    variable: str
-    value: Any
-    problem: str
-    fix: str
-
-    def line(self) -> str:
-        return f"{self.host}: {self.variable}={self.value!r}: {self.problem}. Fix: {self.fix}"
 
 
 @dataclass

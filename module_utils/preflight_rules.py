@@ -5,14 +5,14 @@ resolved them, the group-level view (`all`), and the state of each secret (never
 list of `Problem`s, one per row of the preflight table: host | variable | value | problem | fix.
 
 Every rule is a pure function `rule_x(site) -> list[Problem]`, unit-tested with a failing and a passing
-case in tests/preflight/. `evaluate(site)` runs them all; `render_table(problems)` prints the one table.
+case in tests/preflight/. `evaluate(site)` runs them all; module_utils/inventory_problem.py holds the row
+(`Problem`) and the one table (`render_table`).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import itertools
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +32,7 @@ from ansible.module_utils.cumulus_release import (
     parse_release,
     supported_methods,
 )
+from ansible.module_utils.inventory_problem import ERROR, WARNING, Problem, show
 from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
 from ansible.module_utils.preflight_schema import (
     MISSING,
@@ -41,25 +42,7 @@ from ansible.module_utils.preflight_schema import (
 )
 
 GROUPS = ("dgx", "powerscale", "sn3700v", "qm8700")
-ERROR = "error"
-WARNING = "warning"
 SECRET_SHOWN = "<secret>"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One row of the preflight table."""
-
-    host: str
-    variable: str
-    value: Any
-    problem: str
-    fix: str
-    severity: str = ERROR
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"host": self.host, "variable": self.variable, "value": show(self.value), "problem": self.problem,
-                "fix": self.fix, "severity": self.severity}
 
 
 @dataclass(frozen=True)
@@ -138,15 +121,6 @@ class Site:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-
-
-def show(value: Any) -> str:
-    """The value column: compact, one line, at most 60 characters."""
-    if value is MISSING:
-        return "(not set)"
-    text = value if isinstance(value, str) else json.dumps(value, default=str, separators=(",", ":"))
-    text = " ".join(str(text).split())
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def as_list(value: Any) -> list[Any]:
@@ -1431,28 +1405,3 @@ def evaluate(site: Site) -> list[Problem]:
         problems += rule(site)
     problems = collapse(problems, site.groups)
     return sorted(problems, key=lambda p: p.severity != ERROR)
-
-
-def cell(value: Any) -> str:
-    """A table cell: one line, and no column separator inside it (the table stays machine-readable)."""
-    return " ".join(str("" if value is None else value).split()).replace(" | ", " / ")
-
-
-def render_table(rows: list[Mapping[str, Any]], title: str = "preflight") -> str:
-    """The one table: host | variable | value | problem | fix. Problems carry their severity as a prefix."""
-    errors = sum(1 for r in rows if r.get("severity") == ERROR)
-    warnings = len(rows) - errors
-    head = f"{title}: {errors} error(s), {warnings} warning(s)"
-    if not rows:
-        return head + " - every rule passed"
-    cols = ("host", "variable", "value", "problem", "fix")
-    cells = [[cell(r.get("host")), cell(r.get("variable")), cell(r.get("value")),
-              f"{'ERROR' if r.get('severity') == ERROR else 'WARNING'}: {cell(r.get('problem'))}", cell(r.get("fix"))]
-             for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols[:-1])]
-
-    def line(values: list[str]) -> str:
-        return " | ".join([v.ljust(w) for v, w in zip(values[:-1], widths, strict=True)] + [values[-1]])
-
-    sep = "-+-".join("-" * w for w in widths) + "-+-" + "-" * 20
-    return "\n".join([head, line(list(cols)), sep, *(line(c) for c in cells)])

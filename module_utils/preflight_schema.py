@@ -21,9 +21,8 @@ from ansible.module_utils.cumulus_fabric import (
     SN3700V_PORTS,
 )
 from ansible.module_utils.cumulus_release import FEC_MODES
+from ansible.module_utils.inventory_problem import MISSING
 from ansible.module_utils.mlnxos_fabric import IB_SPEEDS as QM8700_SPEEDS
-
-MISSING = object()
 
 
 @dataclass(frozen=True)

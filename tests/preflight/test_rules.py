@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from ansible.module_utils import inventory_problem as table_of
 from ansible.module_utils import preflight_rules as rules
 from ansible.module_utils import preflight_schema as schema
 
@@ -502,18 +503,18 @@ def test_collapse_groups_and_table():
     rows = [rules.Problem(h, "dgx_model", "x", "bad", "fix it") for h in ("dgx01", "dgx02")]
     collapsed = rules.collapse(rows, {"dgx": ["dgx01", "dgx02"]})
     assert [p.host for p in collapsed] == ["dgx"]
-    table = rules.render_table([p.as_dict() for p in collapsed])
+    table = table_of.render_table([p.as_dict() for p in collapsed])
     lines = table.splitlines()
     assert lines[0] == "preflight: 1 error(s), 0 warning(s)"
     assert lines[1].split(" | ") == ["host", "variable ", "value", "problem   ", "fix"]
     assert "ERROR: bad" in lines[3] and lines[3].startswith("dgx ")
-    assert rules.render_table([]).endswith("every rule passed")
+    assert table_of.render_table([]).endswith("every rule passed")
 
 
 def test_show_truncates_and_marks_missing():
-    assert rules.show(schema.MISSING) == "(not set)"
-    assert len(rules.show("x" * 200)) == 60
-    assert rules.show({"a": 1}) == '{"a":1}'
+    assert table_of.show(schema.MISSING) == "(not set)"
+    assert len(table_of.show("x" * 200)) == 60
+    assert table_of.show({"a": 1}) == '{"a":1}'
 
 
 @pytest.mark.parametrize(
