@@ -33,7 +33,8 @@ TYPED_OPTIONS = frozenset(
     {"vers", "nfsvers", "minorversion", "proto", "tcp", "udp", "rdma", "nconnect", "rsize", "wsize",
      "hard", "soft", "softerr", "timeo", "retrans", "fsc", "nofsc"}
 )
-# extra_options the role accepts. Flags are matched exactly, key=value options by their key.
+# extra_options the role and preflight accept: Linux mount options (mount(8), nfs(5), systemd.mount(5)). Flags are
+# matched exactly, key=value options by their key.
 EXTRA_FLAGS = frozenset(
     {"noatime", "nodiratime", "relatime", "strictatime", "atime", "diratime", "ro", "rw", "nosuid", "suid",
      "nodev", "dev", "noexec", "exec", "_netdev", "nofail", "auto", "noauto", "user", "nouser", "sync", "async",
@@ -137,24 +138,28 @@ def option_key(option: str) -> str:
     return option.split("=", 1)[0].strip()
 
 
-def validate_extra_option(option: Any) -> str | None:
-    """None when `option` is an accepted extra option, else the reason it is refused."""
+def extra_option_problem(option: Any) -> tuple[str, str] | None:
+    """(problem, fix) for an extra_options entry the Linux NFS client or this role would not take, else None.
+
+    The one home of this rule: the role's plan (validate_mount) and preflight (rule_nfs_mounts) both call it."""
     if not isinstance(option, str) or not option.strip():
-        return "must be a non-empty string"
+        return "must be a non-empty string", "remove it"
     if any(c in option for c in " \t,#"):
-        return "must be one option (no spaces, commas or #)"
+        return "must be one option (no spaces, commas or #)", "give each option its own list entry"
     key = option_key(option)
+    if key == "soft":
+        return ("'soft' is a typed field of the mount entry (hard), and soft mounts return I/O errors to applications "
+                "when the server is slow", "remove it (hard: true)")
     if key in TYPED_OPTIONS:
-        return f"'{key}' is a typed field of the mount entry; set it there, not in extra_options"
-    if "=" in option:
-        if key in EXTRA_KEYED:
-            return None
-        return f"unknown mount option '{key}'"
-    if option in EXTRA_FLAGS:
+        return (f"'{key}' is a typed field of the mount entry; set it there, not in extra_options",
+                f"remove it and set {key} in the entry itself")
+    if ("=" in option and key in EXTRA_KEYED) or ("=" not in option and option in EXTRA_FLAGS):
         return None
-    if key in EXTRA_KEYED:
-        return f"'{key}' needs a value ({key}=...)"
-    return f"unknown mount option '{option}'"
+    if "=" not in option and key in EXTRA_KEYED:
+        return f"'{key}' needs a value ({key}=...)", f"write {key}=VALUE (nfs(5))"
+    return (f"unknown mount option '{key if '=' in option else option}'",
+            "remove it or use a Linux NFS mount option of nfs(5) (e.g. noatime, nodiratime, _netdev, nofail, "
+            "actimeo=N, lookupcache=MODE, sec=FLAVOR; roles/dgx_nfs/README.md)")
 
 
 def validate_mount(host: str, entry: Any, index: int, export_purposes: dict[str, str] | None = None) -> list[Problem]:
@@ -233,10 +238,9 @@ def validate_mount(host: str, entry: Any, index: int, export_purposes: dict[str,
         problems.append(Problem(host, f"{var}.extra_options", extra, "must be a list", "e.g. [noatime, _netdev]"))
     else:
         for pos, option in enumerate(extra):
-            reason = validate_extra_option(option)
-            if reason:
-                problems.append(Problem(host, f"{var}.extra_options[{pos}]", option, reason,
-                                        "remove it or use a supported option (roles/dgx_nfs/README.md)"))
+            bad = extra_option_problem(option)
+            if bad:
+                problems.append(Problem(host, f"{var}.extra_options[{pos}]", option, *bad))
     return problems
 
 

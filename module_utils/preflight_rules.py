@@ -32,6 +32,7 @@ from ansible.module_utils.cumulus_release import (
     parse_release,
     supported_methods,
 )
+from ansible.module_utils.dgx_nfs import extra_option_problem
 from ansible.module_utils.inventory_problem import ERROR, WARNING, Problem, show
 from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
 from ansible.module_utils.preflight_schema import (
@@ -938,39 +939,6 @@ def rule_export_clients(site: Site) -> list[Problem]:
 
 
 # ---------------------------------------------------------------------------------------------- NFS mounts
-
-TYPED_OPTIONS = frozenset({"vers", "nfsvers", "minorversion", "proto", "tcp", "udp", "rdma", "nconnect", "rsize",
-                           "wsize", "hard", "soft", "softerr", "timeo", "retrans", "fsc", "nofsc"})
-# Linux mount options (mount(8), nfs(5), systemd.mount(5)) an nfs_mounts entry may add in extra_options.
-KNOWN_FLAGS = frozenset({
-    "noatime", "nodiratime", "relatime", "strictatime", "atime", "diratime", "lazytime", "ro", "rw", "nosuid",
-    "suid", "nodev", "dev", "noexec", "exec", "_netdev", "nofail", "auto", "noauto", "user", "nouser", "sync",
-    "async", "ac", "noac", "cto", "nocto", "lock", "nolock", "intr", "nointr", "sharecache", "nosharecache",
-    "resvport", "noresvport", "rdirplus", "nordirplus", "acl", "noacl", "x-systemd.automount", "bg", "fg"})
-KNOWN_KEYED = frozenset({
-    "sec", "actimeo", "acregmin", "acregmax", "acdirmin", "acdirmax", "lookupcache", "local_lock", "port",
-    "mountport", "mountproto", "mounthost", "mountvers", "namlen", "clientaddr", "max_connect", "xprtsec", "retry",
-    "x-systemd.requires", "x-systemd.after", "x-systemd.before", "x-systemd.wants", "x-systemd.mount-timeout",
-    "x-systemd.idle-timeout", "x-systemd.device-timeout", "x-systemd.requires-mounts-for"})
-
-
-def extra_option_problem(option: Any) -> tuple[str, str] | None:
-    """(problem, fix) for an extra_options entry the Linux NFS client or this bundle would not accept."""
-    if not isinstance(option, str) or not option.strip():
-        return "must be a non-empty string", "remove it"
-    if any(c in option for c in " \t,#"):
-        return "must be one option (no spaces, commas or #)", "give each option its own list entry"
-    key, has_value, _ = option.partition("=")
-    if key == "soft":
-        return "soft mounts return I/O errors to applications when the server is slow", "remove it (hard: true)"
-    if key in TYPED_OPTIONS:
-        return f"'{key}' is a typed field of the mount entry", f"remove it and set {key} in the entry itself"
-    if (has_value and key in KNOWN_KEYED) or (not has_value and option in KNOWN_FLAGS):
-        return None
-    return (f"unknown NFS mount option '{key}'",
-            "remove it or use a Linux NFS mount option of nfs(5) (e.g. noatime, nodiratime, _netdev, nofail, "
-            "actimeo=N, lookupcache=MODE, sec=FLAVOR)")
-
 
 def rule_nfs_mounts(site: Site) -> list[Problem]:
     """Each DGX mount names an export, has its purpose, a power-of-two I/O size, `hard` for training data,

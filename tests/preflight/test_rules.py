@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from ansible.module_utils import dgx_nfs
 from ansible.module_utils import inventory_problem as table_of
 from ansible.module_utils import preflight_rules as rules
 from ansible.module_utils import preflight_schema as schema
@@ -489,14 +490,15 @@ def test_ngc_driver_not_judged_on_nodes_without_gpus(lab):
     assert rules.rule_ngc_driver(lab) == []
 
 
-@pytest.mark.parametrize("option", ["noatime", "_netdev", "actimeo=60", "lookupcache=positive", "sec=sys", "nofail"])
+@pytest.mark.parametrize("option", ["noatime", "_netdev", "actimeo=60", "lookupcache=positive", "sec=sys", "nofail",
+                                    "x-systemd.makefs", "x-systemd.growfs"])
 def test_known_extra_options_pass(option):
-    assert rules.extra_option_problem(option) is None
+    assert dgx_nfs.extra_option_problem(option) is None
 
 
 @pytest.mark.parametrize("option", ["soft", "vers=4.1", "rsize=65536", "hard", "turbo", "noatime,nodev", ""])
 def test_bad_extra_options_fail(option):
-    assert rules.extra_option_problem(option) is not None
+    assert dgx_nfs.extra_option_problem(option) is not None
 
 
 def test_collapse_groups_and_table():
