@@ -23,6 +23,7 @@ from ansible.module_utils.cumulus_fabric import (
 from ansible.module_utils.cumulus_release import FEC_MODES
 from ansible.module_utils.inventory_problem import MISSING
 from ansible.module_utils.mlnxos_fabric import IB_SPEEDS as QM8700_SPEEDS
+from ansible.module_utils.mlnxos_fabric import IPOIB_MTUS
 
 
 @dataclass(frozen=True)
@@ -602,7 +603,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("qm8700_partitions", ListOf(item=Dict(fields={
         "name": Field(Str()),
         "pkey": Field(Str(pattern=r"0x[0-7]?[0-9a-fA-F]{1,3}", pattern_text="a partition key 0x0001..0x7fff")),
-        "ipoib": Field(Bool()), "ipoib_mtu": Field(Enum(choices=(2044, 4092)))}), min_len=1), "qm8700"),
+        "ipoib": Field(Bool()), "ipoib_mtu": Field(Enum(choices=IPOIB_MTUS))}), min_len=1), "qm8700"),
     _v("qm8700_ntp_servers", ListOf(item=HostOrIP()), "qm8700"),
     _v("qm8700_syslog_servers", ListOf(item=HostOrIP()), "qm8700"),
     _v("ib_rate_gbps", Enum(choices=(100, 200, 400)), "qm8700 dgx"),
@@ -634,9 +635,9 @@ VARIABLES: tuple[Var, ...] = (
     _v("validation_engine", Enum(choices=("auto", "slurm", "mpirun", "docker", "pyxis")), "dgx"),
     _v("validation_lab_standins", Bool(), "dgx"),
     _v("acceptance_thresholds", ListOf(item=THRESHOLD, min_len=1), "dgx"),
-    _v("validation_nccl", VALIDATION_NCCL, "dgx", required=False),
-    _v("validation_fio", VALIDATION_FIO, "dgx", required=False),
-    _v("validation_ddp", VALIDATION_DDP, "dgx", required=False),
+    _v("validation_nccl", VALIDATION_NCCL, "dgx"),
+    _v("validation_fio", VALIDATION_FIO, "dgx"),
+    _v("validation_ddp", VALIDATION_DDP, "dgx"),
     _v("acceptance_outlier_max_behind_pct", Number(min=0, max=100), "dgx"),
     _v("acceptance_baseline", Dict(fields={"path": Field(Str(nonempty=False)),
                                            "max_regression_pct": Field(Number(min=0, max=100))}), "dgx"),

@@ -142,6 +142,8 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                          rules.rule_switch_cabling, "all", "storage_fabric_breakouts.swp49", ERROR),
     "schema-breakout-8x": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp29": "8x25G"}),
                            rules.rule_schema, "all", "storage_fabric_breakouts.swp29", ERROR),
+    "schema-ipoib-mtu-not-an-ib-mtu": (lambda s: edit_all(s, "qm8700_partitions", lambda v: v[0].update(ipoib_mtu=4096)),
+                                       rules.rule_schema, "all", "qm8700_partitions[0].ipoib_mtu", ERROR),
     "schema-breakout-mode": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp49": "quad"}),
                              rules.rule_schema, "all", "storage_fabric_breakouts.swp49", ERROR),
     "cable-speed-unlisted": (lambda s: nic(s, "dgx01").update(speed_gbps=56),
