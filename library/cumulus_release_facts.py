@@ -22,7 +22,7 @@ attributes:
     support: none
 options:
   breakouts:
-    description: "The plan's breakouts, parent port to mode (C({swp49: 4x25G}))."
+    description: "The plan's breakouts, parent port to mode (C({swp29: 4x25G}))."
     type: dict
     default: {}
   expected:
@@ -38,7 +38,7 @@ options:
 EXAMPLES = r"""
 - name: The release and the breakout values for ports.conf
   cumulus_release_facts:
-    breakouts: {swp49: 4x25G}
+    breakouts: {swp29: 4x25G}
     expected: "4.2.1"
   register: release
 """

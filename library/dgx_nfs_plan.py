@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.dgx_nfs import desired_mount, select_server, validate_mounts
+from ansible.module_utils.inventory_problem import render_table
 
 DOCUMENTATION = r"""
 ---
@@ -115,13 +116,13 @@ def build_plan(params: dict) -> tuple[dict, list[dict]]:
     host = params["host"]
     exports = params.get("powerscale_exports") or []
     export_purposes = {e.get("path"): e.get("purpose", "general") for e in exports if isinstance(e, dict)} or None
-    problems = validate_mounts(params["nfs_mounts"], export_purposes)
+    problems = validate_mounts(host, params["nfs_mounts"], export_purposes)
     nodes = [(str(name), list(nics or [])) for name, nics in (params.get("powerscale_nodes") or {}).items()]
     choice, server_problems = select_server(params["nfs_server_mode"], host, params["dgx_hosts"],
                                             params.get("nfs_server_map"), nodes,
                                             params.get("powerscale_smartconnect"))
     problems.extend(server_problems)
-    rows = [dict(host=host, **p.as_dict()) for p in problems]
+    rows = [p.as_dict() for p in problems]
     if rows or choice is None:
         return {}, rows
     mounts = []
@@ -135,12 +136,6 @@ def build_plan(params: dict) -> tuple[dict, list[dict]]:
         "fsc_needed": any(m["fsc"] for m in mounts),
     }
     return plan, rows
-
-
-def format_problems(rows: list[dict]) -> str:
-    lines = ["host | variable | value | problem | fix"]
-    lines += [f"{r['host']} | {r['variable']} | {r['value']!r} | {r['problem']} | {r['fix']}" for r in rows]
-    return "\n".join(lines)
 
 
 def main() -> None:
@@ -159,7 +154,8 @@ def main() -> None:
     )
     plan, rows = build_plan(module.params)
     if rows:
-        module.fail_json(msg="NFS client inventory is invalid; nothing was changed:\n" + format_problems(rows),
+        module.fail_json(msg="NFS client inventory is invalid; nothing was changed:\n"
+                         + render_table(rows, "dgx_nfs (mounts)"),
                          problems=rows)
     module.exit_json(changed=False, **plan)
 

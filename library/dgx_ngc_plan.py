@@ -10,6 +10,7 @@ from ansible.module_utils.dgx_ngc import (
     validate_image,
     validate_mirror,
 )
+from ansible.module_utils.inventory_problem import render_table
 
 DOCUMENTATION = r"""
 ---
@@ -25,6 +26,10 @@ description:
 version_added: "0.1.0"
 author: powerscale-dgx-ra
 options:
+  host:
+    description: Inventory name of the DGX the plan is for (the host column of every problem).
+    type: str
+    required: true
   ngc_registry:
     description: The NGC registry the image names live on.
     type: str
@@ -57,6 +62,7 @@ attributes:
 EXAMPLES = r"""
 - name: Plan the NGC images
   dgx_ngc_plan:
+    host: "{{ inventory_hostname }}"
     ngc_registry: "{{ ngc_registry }}"
     ngc_images: "{{ ngc_images }}"
     ngc_mirror: "{{ ngc_mirror | dict2items | rejectattr('key', 'equalto', 'password') | items2dict }}"
@@ -93,14 +99,15 @@ unpinned:
 
 
 def build_plan(params: dict) -> tuple[dict, list[dict]]:
+    host = params["host"]
     registry = params["ngc_registry"]
     problems = []
     for variable in ("ngc_images", "ngc_optional_images"):
         for index, entry in enumerate(params[variable] or []):
             if variable == "ngc_images" or params["ngc_pull_optional"]:
-                problems += validate_image(entry, f"{variable}[{index}]", registry)
+                problems += validate_image(host, entry, f"{variable}[{index}]", registry)
     mirror = params["ngc_mirror"] or {}
-    problems += validate_mirror(mirror)
+    problems += validate_mirror(host, mirror)
     if problems:
         return {}, [p.as_dict() for p in problems]
     mirror_registry = mirror.get("registry") if mirror.get("enabled") else ""
@@ -126,6 +133,7 @@ def build_plan(params: dict) -> tuple[dict, list[dict]]:
 def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(
+            host=dict(type="str", required=True),
             ngc_registry=dict(type="str", default="nvcr.io"),
             ngc_images=dict(type="list", elements="raw", required=True),
             ngc_optional_images=dict(type="list", elements="raw", default=[]),
@@ -138,9 +146,8 @@ def main() -> None:
         module.fail_json(msg="ngc_images is empty: list at least the PyTorch image validation uses (ngc.yml)")
     plan, rows = build_plan(module.params)
     if rows:
-        table = "\n".join(f"{r['variable']} | {r['value']!r} | {r['problem']} | {r['fix']}" for r in rows)
-        module.fail_json(msg="NGC image inventory is invalid; nothing was changed:\nvariable | value | problem | fix\n"
-                         + table, problems=rows)
+        module.fail_json(msg="NGC image inventory is invalid; nothing was changed:\n"
+                         + render_table(rows, "ngc (images)"), problems=rows)
     for target in plan["unpinned"]:
         module.warn(f"{target} is pinned by tag only (no digest): the registry may serve another image later")
     module.exit_json(changed=False, **plan)

@@ -15,33 +15,30 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ansible.module_utils.inventory_problem import Problem
+
 # Cumulus Linux accepts an interface MTU between 552 and 9216 bytes.
 MTU_MIN = 552
 MTU_MAX = 9216
 # Ethernet header (14) + one 802.1Q tag (4): a switch port must carry a host frame of host MTU + this.
 L2_OVERHEAD = 18
-# Front-panel ports: swp1..swp64, breakout lanes swpNs0..swpNs7.
-PORT_RE = re.compile(r"^swp([1-9][0-9]?)(s[0-7])?$")
-BREAKOUT_RE = re.compile(r"^(1|2|4|8)x(10|25|40|50|100|200|400)G$|^disabled$|^loopback$")
+# The SN3700V front panel, the one home of the port rule (preflight imports it): 32 QSFP56 200 GbE cages, swp1..swp32;
+# each breaks out into 2x or 4x, its lanes named swpNs0..swpNs3 (Cumulus Linux 5.6 user guide, Switch Port
+# Attributes, Breakout Ports, "SN3700 and SN3750SX": "All 32x QSFP56 ports can break out into 4xSFP56 or 2x QSFP56").
+SN3700V_PORTS = 32
+SN3700V_LANES = 4
+# The shape of a Cumulus front-panel name (swpN, lane swpNsM); whether it exists is port_problem's question.
+PORT_NAME = r"swp([1-9][0-9]?)(?:s([0-9]))?"
+PARENT_PORT_NAME = r"swp([1-9][0-9]?)"
+PORT_RE = re.compile(rf"^{PORT_NAME}$")
+# Breakout modes an SN3700V cage takes: 1x (whole), 2x, 4x at a lane speed, or the port disabled / in loopback.
+BREAKOUT_MODE = r"[124]x(?:10|25|40|50|100|200)G|disabled|loopback"
+BREAKOUT_RE = re.compile(rf"^(?:{BREAKOUT_MODE})$")
 SPEED_RE = re.compile(r"^([0-9]+)G$")
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 BOND_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,14}$")
 CLAG_ROLES = ("primary", "secondary", "standalone")
 ROCE_MODES = ("lossless", "lossy")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One reason the inventory cannot be applied to a switch."""
-
-    host: str
-    variable: str
-    value: Any
-    problem: str
-    fix: str
-
-    def line(self) -> str:
-        return f"{self.host}: {self.variable}={self.value!r}: {self.problem}. Fix: {self.fix}"
 
 
 @dataclass
@@ -145,10 +142,23 @@ def _interface(value: Any) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface 
         return None
 
 
+def port_parts(name: Any) -> tuple[int, int | None] | None:
+    """'swp5' -> (5, None), 'swp5s2' -> (5, 2); None when ``name`` is not shaped like a front-panel port."""
+    match = PORT_RE.match(name) if isinstance(name, str) else None
+    if not match:
+        return None
+    return int(match.group(1)), (int(match.group(2)) if match.group(2) is not None else None)
+
+
 def port_problem(name: Any) -> str | None:
-    """Why ``name`` is not a front-panel port name, or None when it is one."""
-    if not isinstance(name, str) or not PORT_RE.match(name):
-        return "is not a front-panel port name (swp1..swp64, breakout lanes swpNs0..swpNs7)"
+    """Why ``name`` is not a port of an SN3700V, or None when it is one (the role, its plan module and preflight)."""
+    parts = port_parts(name)
+    if parts is None:
+        return (f"is not a front-panel port name (swp1..swp{SN3700V_PORTS}, breakout lanes "
+                f"swpNs0..swpNs{SN3700V_LANES - 1})")
+    if parts[0] > SN3700V_PORTS or (parts[1] is not None and parts[1] >= SN3700V_LANES):
+        return (f"does not exist: an SN3700V has swp1..swp{SN3700V_PORTS} (swpNs0..swpNs{SN3700V_LANES - 1} "
+                "when broken out)")
     return None
 
 
@@ -276,11 +286,10 @@ def _fabric_ports(
 
 
 def _port_sort_key(name: str) -> tuple[int, int, str]:
-    match = PORT_RE.match(name)
-    if not match:
+    parts = port_parts(name)
+    if parts is None:
         return (10_000, 0, name)
-    lane = int(match.group(2)[1:]) if match.group(2) else -1
-    return (int(match.group(1)), lane, name)
+    return (parts[0], -1 if parts[1] is None else parts[1], name)
 
 
 def _peerlink(switch: str, settings: dict[str, Any], vlans: dict[int, Any], mtu: int,
@@ -363,17 +372,18 @@ def _breakouts(switch: str, breakouts: Any, problems: list[Problem]) -> dict[str
         return {}
     if not isinstance(breakouts, dict):
         problems.append(Problem(switch, "storage_fabric_breakouts", breakouts, "is not a mapping",
-                                "use {} or {swp49: 4x25G}"))
+                                "use {} or {swp29: 4x25G}"))
         return {}
     out = {}
     for port, mode in breakouts.items():
-        if port_problem(port) or "s" in str(port)[3:]:
-            problems.append(Problem(switch, "storage_fabric_breakouts", port, "is not a parent port name",
-                                    "break out a whole port, e.g. swp49"))
+        why = port_problem(port)
+        if why or (port_parts(port) or (0, 0))[1] is not None:
+            problems.append(Problem(switch, "storage_fabric_breakouts", port, why or "is not a parent port name",
+                                    "break out a whole port, e.g. swp29"))
             continue
         if not BREAKOUT_RE.match(str(mode)):
             problems.append(Problem(switch, f"storage_fabric_breakouts.{port}", mode, "is not a breakout mode",
-                                    "use 1x100G, 2x50G, 4x25G, 4x10G, 2x100G ... or disabled"))
+                                    "use 2x100G, 4x50G, 4x25G, 4x10G ... or disabled (an SN3700V cage has 4 lanes)"))
             continue
         out[str(port)] = str(mode)
     return out

@@ -33,7 +33,8 @@ TYPED_OPTIONS = frozenset(
     {"vers", "nfsvers", "minorversion", "proto", "tcp", "udp", "rdma", "nconnect", "rsize", "wsize",
      "hard", "soft", "softerr", "timeo", "retrans", "fsc", "nofsc"}
 )
-# extra_options the role accepts. Flags are matched exactly, key=value options by their key.
+# extra_options the role and preflight accept: Linux mount options (mount(8), nfs(5), systemd.mount(5)). Flags are
+# matched exactly, key=value options by their key.
 EXTRA_FLAGS = frozenset(
     {"noatime", "nodiratime", "relatime", "strictatime", "atime", "diratime", "ro", "rw", "nosuid", "suid",
      "nodev", "dev", "noexec", "exec", "_netdev", "nofail", "auto", "noauto", "user", "nouser", "sync", "async",
@@ -137,123 +138,126 @@ def option_key(option: str) -> str:
     return option.split("=", 1)[0].strip()
 
 
-def validate_extra_option(option: Any) -> str | None:
-    """None when `option` is an accepted extra option, else the reason it is refused."""
+def extra_option_problem(option: Any) -> tuple[str, str] | None:
+    """(problem, fix) for an extra_options entry the Linux NFS client or this role would not take, else None.
+
+    The one home of this rule: the role's plan (validate_mount) and preflight (rule_nfs_mounts) both call it."""
     if not isinstance(option, str) or not option.strip():
-        return "must be a non-empty string"
+        return "must be a non-empty string", "remove it"
     if any(c in option for c in " \t,#"):
-        return "must be one option (no spaces, commas or #)"
+        return "must be one option (no spaces, commas or #)", "give each option its own list entry"
     key = option_key(option)
+    if key == "soft":
+        return ("'soft' is a typed field of the mount entry (hard), and soft mounts return I/O errors to applications "
+                "when the server is slow", "remove it (hard: true)")
     if key in TYPED_OPTIONS:
-        return f"'{key}' is a typed field of the mount entry; set it there, not in extra_options"
-    if "=" in option:
-        if key in EXTRA_KEYED:
-            return None
-        return f"unknown mount option '{key}'"
-    if option in EXTRA_FLAGS:
+        return (f"'{key}' is a typed field of the mount entry; set it there, not in extra_options",
+                f"remove it and set {key} in the entry itself")
+    if ("=" in option and key in EXTRA_KEYED) or ("=" not in option and option in EXTRA_FLAGS):
         return None
-    if key in EXTRA_KEYED:
-        return f"'{key}' needs a value ({key}=...)"
-    return f"unknown mount option '{option}'"
+    if "=" not in option and key in EXTRA_KEYED:
+        return f"'{key}' needs a value ({key}=...)", f"write {key}=VALUE (nfs(5))"
+    return (f"unknown mount option '{key if '=' in option else option}'",
+            "remove it or use a Linux NFS mount option of nfs(5) (e.g. noatime, nodiratime, _netdev, nofail, "
+            "actimeo=N, lookupcache=MODE, sec=FLAVOR; roles/dgx_nfs/README.md)")
 
 
-def validate_mount(entry: Any, index: int, export_purposes: dict[str, str] | None = None) -> list[Problem]:
+def validate_mount(host: str, entry: Any, index: int, export_purposes: dict[str, str] | None = None) -> list[Problem]:
     """Every defect of one nfs_mounts entry. export_purposes maps powerscale_exports paths to their purpose."""
     var = f"nfs_mounts[{index}]"
     if not isinstance(entry, dict):
-        return [Problem(var, entry, "must be a mapping", "give export, mount_point, vers, proto, ... (nfs_client.yml)")]
+        return [Problem(host, var, entry, "must be a mapping", "give export, mount_point, vers, proto, ... (nfs_client.yml)")]
     problems: list[Problem] = []
     required = ("export", "mount_point", "vers", "proto", "nconnect", "rsize", "wsize", "hard", "timeo", "retrans")
     for key in required:
         if key not in entry:
-            problems.append(Problem(f"{var}.{key}", None, "missing", f"set {key} (see nfs_client.yml comments)"))
+            problems.append(Problem(host, f"{var}.{key}", None, "missing", f"set {key} (see nfs_client.yml comments)"))
     known = set(required) | {"purpose", "fsc", "extra_options"}
     for key in sorted(set(entry) - known):
-        problems.append(Problem(f"{var}.{key}", entry[key], "unknown key",
+        problems.append(Problem(host, f"{var}.{key}", entry[key], "unknown key",
                                 f"remove it; known keys: {', '.join(sorted(known))}"))
 
     export = entry.get("export")
     if "export" in entry and (not isinstance(export, str) or not export.startswith("/ifs/")):
-        problems.append(Problem(f"{var}.export", export, "must be an /ifs/... path", "use a path of powerscale_exports"))
+        problems.append(Problem(host, f"{var}.export", export, "must be an /ifs/... path", "use a path of powerscale_exports"))
     elif isinstance(export, str) and export_purposes is not None and export not in export_purposes:
-        problems.append(Problem(f"{var}.export", export, "is not an export of powerscale_exports",
+        problems.append(Problem(host, f"{var}.export", export, "is not an export of powerscale_exports",
                                 "add it to exports.yml or mount one of: " + ", ".join(sorted(export_purposes))))
     mount_point = entry.get("mount_point")
     if "mount_point" in entry:
         if not isinstance(mount_point, str) or not mount_point.startswith("/") or " " in mount_point:
-            problems.append(Problem(f"{var}.mount_point", mount_point, "must be an absolute path without spaces",
+            problems.append(Problem(host, f"{var}.mount_point", mount_point, "must be an absolute path without spaces",
                                     "e.g. /mnt/training"))
         elif mount_point.rstrip("/") in SYSTEM_PATHS or mount_point.rstrip("/") == "":
-            problems.append(Problem(f"{var}.mount_point", mount_point, "is a system directory",
+            problems.append(Problem(host, f"{var}.mount_point", mount_point, "is a system directory",
                                     "mount below it, e.g. /mnt/training"))
 
     vers = entry.get("vers")
     if "vers" in entry and str(vers) not in NFS_VERSIONS:
-        problems.append(Problem(f"{var}.vers", vers, "unsupported NFS version",
+        problems.append(Problem(host, f"{var}.vers", vers, "unsupported NFS version",
                                 f"one of {', '.join(NFS_VERSIONS)} (quoted string)"))
     proto = entry.get("proto")
     if "proto" in entry and proto not in PROTOCOLS:
-        problems.append(Problem(f"{var}.proto", proto, "unsupported transport: tcp or rdma", "proto: tcp (or rdma with NFSoRDMA)"))
+        problems.append(Problem(host, f"{var}.proto", proto, "unsupported transport: tcp or rdma", "proto: tcp (or rdma with NFSoRDMA)"))
     nconnect = _as_int(entry.get("nconnect"))
     if "nconnect" in entry and (nconnect is None or not 1 <= nconnect <= 16):
-        problems.append(Problem(f"{var}.nconnect", entry.get("nconnect"), "must be an integer 1..16",
+        problems.append(Problem(host, f"{var}.nconnect", entry.get("nconnect"), "must be an integer 1..16",
                                 "8 lets one DGX fill a 100 GbE link (Linux >= 5.3)"))
     for key in ("rsize", "wsize"):
         size = _as_int(entry.get(key))
         if key in entry and (size is None or not _is_power_of_two(size) or not MIN_IO_SIZE <= size <= MAX_IO_SIZE):
-            problems.append(Problem(f"{var}.{key}", entry.get(key), "must be a power of two from 4096 to 1048576",
+            problems.append(Problem(host, f"{var}.{key}", entry.get(key), "must be a power of two from 4096 to 1048576",
                                     "1048576 (1 MiB, what PowerScale serves best)"))
     hard = entry.get("hard")
     purpose = entry.get("purpose", "general")
     if purpose not in PURPOSES:
-        problems.append(Problem(f"{var}.purpose", purpose, "unknown purpose", f"one of {', '.join(PURPOSES)}"))
+        problems.append(Problem(host, f"{var}.purpose", purpose, "unknown purpose", f"one of {', '.join(PURPOSES)}"))
     if "hard" in entry and not isinstance(hard, bool):
-        problems.append(Problem(f"{var}.hard", hard, "must be true or false", "true (hard mount)"))
+        problems.append(Problem(host, f"{var}.hard", hard, "must be true or false", "true (hard mount)"))
     elif hard is False and purpose == "training":
-        problems.append(Problem(f"{var}.hard", hard, "training data must not be soft-mounted (a soft mount "
+        problems.append(Problem(host, f"{var}.hard", hard, "training data must not be soft-mounted (a soft mount "
                                 "returns EIO to the training job when the server is slow)", "set hard: true"))
     if isinstance(export, str) and export_purposes and export in export_purposes and purpose in PURPOSES \
             and "purpose" in entry and purpose != export_purposes[export]:
-        problems.append(Problem(f"{var}.purpose", purpose, f"differs from the export's purpose {export_purposes[export]}",
+        problems.append(Problem(host, f"{var}.purpose", purpose, f"differs from the export's purpose {export_purposes[export]}",
                                 f"set purpose: {export_purposes[export]}"))
     if isinstance(export, str) and export_purposes and export in export_purposes and hard is False \
             and export_purposes[export] == "training" and purpose != "training":
-        problems.append(Problem(f"{var}.hard", hard, f"export {export} holds training data: soft is refused",
+        problems.append(Problem(host, f"{var}.hard", hard, f"export {export} holds training data: soft is refused",
                                 "set hard: true"))
     timeo = _as_int(entry.get("timeo"))
     if "timeo" in entry and (timeo is None or not 1 <= timeo <= 6000):
-        problems.append(Problem(f"{var}.timeo", entry.get("timeo"), "must be 1..6000 (tenths of a second)", "600"))
+        problems.append(Problem(host, f"{var}.timeo", entry.get("timeo"), "must be 1..6000 (tenths of a second)", "600"))
     retrans = _as_int(entry.get("retrans"))
     if "retrans" in entry and (retrans is None or not 0 <= retrans <= 10):
-        problems.append(Problem(f"{var}.retrans", entry.get("retrans"), "must be 0..10", "2"))
+        problems.append(Problem(host, f"{var}.retrans", entry.get("retrans"), "must be 0..10", "2"))
     if "fsc" in entry and not isinstance(entry.get("fsc"), bool):
-        problems.append(Problem(f"{var}.fsc", entry.get("fsc"), "must be true or false", "false unless cachefilesd"))
+        problems.append(Problem(host, f"{var}.fsc", entry.get("fsc"), "must be true or false", "false unless cachefilesd"))
     extra = entry.get("extra_options", [])
     if not isinstance(extra, list):
-        problems.append(Problem(f"{var}.extra_options", extra, "must be a list", "e.g. [noatime, _netdev]"))
+        problems.append(Problem(host, f"{var}.extra_options", extra, "must be a list", "e.g. [noatime, _netdev]"))
     else:
         for pos, option in enumerate(extra):
-            reason = validate_extra_option(option)
-            if reason:
-                problems.append(Problem(f"{var}.extra_options[{pos}]", option, reason,
-                                        "remove it or use a supported option (roles/dgx_nfs/README.md)"))
+            bad = extra_option_problem(option)
+            if bad:
+                problems.append(Problem(host, f"{var}.extra_options[{pos}]", option, *bad))
     return problems
 
 
-def validate_mounts(mounts: Any, export_purposes: dict[str, str] | None = None) -> list[Problem]:
+def validate_mounts(host: str, mounts: Any, export_purposes: dict[str, str] | None = None) -> list[Problem]:
     if not isinstance(mounts, list):
-        return [Problem("nfs_mounts", mounts, "must be a list of mounts", "see nfs_client.yml")]
+        return [Problem(host, "nfs_mounts", mounts, "must be a list of mounts", "see nfs_client.yml")]
     problems: list[Problem] = []
     seen: dict[str, int] = {}
     for index, entry in enumerate(mounts):
-        problems.extend(validate_mount(entry, index, export_purposes))
+        problems.extend(validate_mount(host, entry, index, export_purposes))
         if isinstance(entry, dict) and isinstance(entry.get("mount_point"), str):
             point = entry["mount_point"].rstrip("/")
             if point in seen:
-                problems.append(Problem(f"nfs_mounts[{index}].mount_point", entry["mount_point"],
+                problems.append(Problem(host, f"nfs_mounts[{index}].mount_point", entry["mount_point"],
                                         f"same mount point as nfs_mounts[{seen[point]}]", "use distinct paths"))
             seen[point] = index
-    problems.extend(shared_client_problems(mounts))
+    problems.extend(shared_client_problems(host, mounts))
     return problems
 
 
@@ -287,37 +291,37 @@ def select_server(
     if mode == "smartconnect":
         zone = (smartconnect or {}).get("zone", "")
         if not (smartconnect or {}).get("enabled", False) or not zone:
-            return None, [Problem("nfs_server_mode", mode, "powerscale_smartconnect is disabled or has no zone",
+            return None, [Problem(host, "nfs_server_mode", mode, "powerscale_smartconnect is disabled or has no zone",
                                   "enable powerscale_smartconnect with a zone, or use static / round_robin")]
         return ServerChoice(server=str(zone), reason=f"SmartConnect zone {zone}"), []
     if mode == "static":
         entry = (server_map or {}).get(host)
         if not isinstance(entry, dict):
-            return None, [Problem(f"nfs_server_map.{host}", entry, "no entry for this DGX",
+            return None, [Problem(host, f"nfs_server_map.{host}", entry, "no entry for this DGX",
                                   f"add {host}: {{node: <powerscale host>, nic: <its storage NIC>}}")]
         node_name, nic_name = entry.get("node"), entry.get("nic")
         by_node = dict(nodes)
         if node_name not in by_node:
-            return None, [Problem(f"nfs_server_map.{host}.node", node_name, "is not a host of the powerscale group",
+            return None, [Problem(host, f"nfs_server_map.{host}.node", node_name, "is not a host of the powerscale group",
                                   "use one of: " + ", ".join(by_node) if by_node else "add the PowerScale nodes")]
         for nic in by_node[node_name]:
             if nic.get("name") == nic_name and nic_address(nic):
                 return ServerChoice(server=nic_address(nic), node=str(node_name), nic=str(nic_name),
                                     reason=f"static map: {node_name} {nic_name}"), []
         names = [str(n.get("name")) for n in by_node[node_name]]
-        return None, [Problem(f"nfs_server_map.{host}.nic", nic_name, f"is not a storage NIC of {node_name}",
+        return None, [Problem(host, f"nfs_server_map.{host}.nic", nic_name, f"is not a storage NIC of {node_name}",
                               "use one of: " + ", ".join(names))]
     if mode == "round_robin":
         addresses = powerscale_addresses(nodes)
         if not addresses:
-            return None, [Problem("nfs_server_mode", mode, "no PowerScale storage NIC address in the inventory",
+            return None, [Problem(host, "nfs_server_mode", mode, "no PowerScale storage NIC address in the inventory",
                                   "give the powerscale hosts storage_nics with addresses")]
         if host not in dgx_hosts:
-            return None, [Problem("nfs_server_mode", mode, f"{host} is not in the dgx group", "add it to dgx")]
+            return None, [Problem(host, "nfs_server_mode", mode, f"{host} is not in the dgx group", "add it to dgx")]
         node, nic, address = addresses[list(dgx_hosts).index(host) % len(addresses)]
         return ServerChoice(server=address, node=node, nic=nic,
                             reason=f"round robin: DGX #{list(dgx_hosts).index(host) + 1} -> {node} {nic}"), []
-    return None, [Problem("nfs_server_mode", mode, "unknown mode", "one of: " + ", ".join(SERVER_MODES))]
+    return None, [Problem(host, "nfs_server_mode", mode, "unknown mode", "one of: " + ", ".join(SERVER_MODES))]
 
 
 # ---------------------------------------------------------------------------------------------- options
@@ -518,7 +522,7 @@ def plan_cycles(wanted: Sequence[DesiredMount], before: dict[str, LiveComparison
     return [(group, "")]
 
 
-def shared_client_problems(mounts: Sequence[Any]) -> list[Problem]:
+def shared_client_problems(host: str, mounts: Sequence[Any]) -> list[Problem]:
     """Mounts of one server with the same vers and proto share one client: their nconnect must agree."""
     problems: list[Problem] = []
     first: dict[tuple[str, str], tuple[int, Any]] = {}
@@ -530,7 +534,7 @@ def shared_client_problems(mounts: Sequence[Any]) -> list[Problem]:
             first[key] = (index, entry["nconnect"])
         elif _as_int(entry["nconnect"]) != _as_int(first[key][1]):
             problems.append(Problem(
-                f"nfs_mounts[{index}].nconnect", entry["nconnect"],
+                host, f"nfs_mounts[{index}].nconnect", entry["nconnect"],
                 f"differs from nfs_mounts[{first[key][0]}].nconnect={first[key][1]}: both mount from the same "
                 f"server with vers={key[0]} proto={key[1]}, and Linux shares one NFS client (and its TCP "
                 "connections) per server, so the first mount's nconnect would apply to both",

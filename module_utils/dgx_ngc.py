@@ -56,22 +56,22 @@ def split_name(name: str) -> tuple[str, str]:
     return registry, path
 
 
-def validate_image(entry: Any, variable: str, ngc_registry: str) -> list[Problem]:
+def validate_image(host: str, entry: Any, variable: str, ngc_registry: str) -> list[Problem]:
     if not isinstance(entry, dict):
-        return [Problem(variable, entry, "must be a mapping", "give name, tag, digest, purpose")]
+        return [Problem(host, variable, entry, "must be a mapping", "give name, tag, digest, purpose")]
     problems: list[Problem] = []
     name = entry.get("name")
     registry, path = split_name(name) if isinstance(name, str) else ("", "")
     if not isinstance(name, str) or registry != ngc_registry or not REPOSITORY_PATH.match(path):
-        problems.append(Problem(f"{variable}.name", name, f"must be {ngc_registry}/<org>/<repository>",
+        problems.append(Problem(host, f"{variable}.name", name, f"must be {ngc_registry}/<org>/<repository>",
                                      f"e.g. {ngc_registry}/nvidia/pytorch"))
     tag = entry.get("tag")
     if not isinstance(tag, str) or not TAG.match(tag) or tag == "latest":
-        problems.append(Problem(f"{variable}.tag", tag, "must be an explicit tag (not latest)",
+        problems.append(Problem(host, f"{variable}.tag", tag, "must be an explicit tag (not latest)",
                                      "pin a release tag such as 24.05-py3"))
     digest = entry.get("digest", "")
     if digest not in ("", None) and (not isinstance(digest, str) or not DIGEST.match(digest)):
-        problems.append(Problem(f"{variable}.digest", digest, "must be sha256: and 64 hex digits, or empty",
+        problems.append(Problem(host, f"{variable}.digest", digest, "must be sha256: and 64 hex digits, or empty",
                                      "copy it from `docker inspect --format '{{.RepoDigests}}'` or the registry"))
     return problems
 
@@ -86,14 +86,14 @@ def selected_images(images: list[Any], optional_images: list[Any], pull_optional
     return list(images or []) + (list(optional_images or []) if pull_optional else [])
 
 
-def validate_mirror(mirror: Any) -> list[Problem]:
+def validate_mirror(host: str, mirror: Any) -> list[Problem]:
     if not isinstance(mirror, dict):
-        return [Problem("ngc_mirror", mirror, "must be a mapping", "see ngc.yml")]
+        return [Problem(host, "ngc_mirror", mirror, "must be a mapping", "see ngc.yml")]
     if not mirror.get("enabled", False):
         return []
     registry = mirror.get("registry", "")
     if not isinstance(registry, str) or not REGISTRY.match(registry):
-        return [Problem("ngc_mirror.registry", registry, "must be host[:port] of the site registry",
+        return [Problem(host, "ngc_mirror.registry", registry, "must be host[:port] of the site registry",
                              "e.g. registry.example.com:5000")]
     return []
 

@@ -38,6 +38,8 @@ SPLITS = {"none": "qsfp", "2": "qsfp-split-2"}
 # IB link MTU values of `ib partition NAME mtu`; IPoIB MTU = IB MTU - 4 (the IPoIB encapsulation header).
 IB_MTUS = {"256": 256, "512": 512, "1K": 1024, "2K": 2048, "4K": 4096}
 IPOIB_HEADER = 4
+# The IPoIB MTUs a partition can carry: each IB MTU less the 4-byte IPoIB header (the role and preflight use these).
+IPOIB_MTUS = tuple(ib_mtu - IPOIB_HEADER for ib_mtu in IB_MTUS.values())
 DEFAULT_PKEY = 0x7FFF
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")

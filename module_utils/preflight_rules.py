@@ -5,19 +5,20 @@ resolved them, the group-level view (`all`), and the state of each secret (never
 list of `Problem`s, one per row of the preflight table: host | variable | value | problem | fix.
 
 Every rule is a pure function `rule_x(site) -> list[Problem]`, unit-tested with a failing and a passing
-case in tests/preflight/. `evaluate(site)` runs them all; `render_table(problems)` prints the one table.
+case in tests/preflight/. `evaluate(site)` runs them all; module_utils/inventory_problem.py holds the row
+(`Problem`) and the one table (`render_table`).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import itertools
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
     OLDEST,
@@ -31,36 +32,18 @@ from ansible.module_utils.cumulus_release import (
     parse_release,
     supported_methods,
 )
+from ansible.module_utils.dgx_nfs import extra_option_problem
+from ansible.module_utils.inventory_problem import ERROR, WARNING, Problem, show
 from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
 from ansible.module_utils.preflight_schema import (
-    CUMULUS_PORT_RE,
     MISSING,
-    SN3700V_PORTS,
     VARIABLES,
     is_hostname,
     is_ip,
 )
 
 GROUPS = ("dgx", "powerscale", "sn3700v", "qm8700")
-ERROR = "error"
-WARNING = "warning"
 SECRET_SHOWN = "<secret>"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One row of the preflight table."""
-
-    host: str
-    variable: str
-    value: Any
-    problem: str
-    fix: str
-    severity: str = ERROR
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"host": self.host, "variable": self.variable, "value": show(self.value), "problem": self.problem,
-                "fix": self.fix, "severity": self.severity}
 
 
 @dataclass(frozen=True)
@@ -141,15 +124,6 @@ class Site:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def show(value: Any) -> str:
-    """The value column: compact, one line, at most 60 characters."""
-    if value is MISSING:
-        return "(not set)"
-    text = value if isinstance(value, str) else json.dumps(value, default=str, separators=(",", ":"))
-    text = " ".join(str(text).split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -207,13 +181,6 @@ def dgx_model(site: Site, host: str) -> Mapping[str, Any] | None:
     models = as_dict(site.var(host, "dgx_models"))
     entry = models.get(model) if isinstance(model, str) else None
     return entry if isinstance(entry, Mapping) else None
-
-
-def port_parts(name: Any) -> tuple[int, int | None] | None:
-    match = re.fullmatch(CUMULUS_PORT_RE, name) if isinstance(name, str) else None
-    if not match:
-        return None
-    return int(match.group(1)), (int(match.group(3)) if match.group(3) is not None else None)
 
 
 # ---------------------------------------------------------------------------------------------- schema
@@ -406,7 +373,8 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
     for uplink in as_list(site.cluster("storage_fabric_uplinks", "sn3700v")[0]):
         if isinstance(uplink, Mapping):
             reserved[str(uplink.get("name"))] = "an uplink (storage_fabric_uplinks)"
-    breakouts, _ = site.cluster("storage_fabric_breakouts", "sn3700v")
+    breakouts, breakouts_label = site.cluster("storage_fabric_breakouts", "sn3700v")
+    out += _switch_side_ports(site, clag, breakouts, breakouts_label)
     used: dict[tuple[str, str], str] = {}
     for group in ("dgx", "powerscale"):
         for host in site.hosts(group):
@@ -421,9 +389,9 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                 if parts is None:
                     continue  # the schema reported the name
                 path = f"storage_nics[{pos}].switch_port"
-                if parts[0] > SN3700V_PORTS or (parts[1] is not None and parts[1] > 3):
-                    out.append(Problem(host, path, port, f"does not exist: an SN3700V has swp1..swp{SN3700V_PORTS}"
-                                       " (swpNs0..swpNs3 when broken out)", "use the port the cable plugs into"))
+                why = port_problem(port)
+                if why:
+                    out.append(Problem(host, path, port, why, "use the port the cable plugs into"))
                     continue
                 if port in reserved:
                     out.append(Problem(host, path, port, f"is {reserved[port]}", "move the cable to a free port"))
@@ -455,6 +423,23 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                     out.append(Problem(host, path, port, f"{whole[1]} is used both whole and broken out "
                                        f"({used[split[0]]} is on {split[0][1]})",
                                        "either break the port out for every cable on it, or not at all"))
+    return out
+
+
+def _switch_side_ports(site: Site, clag: Any, breakouts: Any, breakouts_label: str) -> list[Problem]:
+    """The peerlink members, uplinks and broken-out ports exist on an SN3700V (cumulus_fabric.port_problem)."""
+    clag_label = site.cluster("storage_fabric_clag", "sn3700v")[1]
+    uplinks, uplinks_label = site.cluster("storage_fabric_uplinks", "sn3700v")
+    named = [(clag_label, "storage_fabric_clag.peerlink.members", m)
+             for m in as_list(as_dict(as_dict(clag).get("peerlink")).get("members"))]
+    named += [(uplinks_label, f"storage_fabric_uplinks[{pos}].name", as_dict(u).get("name"))
+              for pos, u in enumerate(as_list(uplinks))]
+    named += [(breakouts_label, f"storage_fabric_breakouts.{port}", port) for port in as_dict(breakouts)]
+    out = []
+    for label, path, port in named:
+        why = port_problem(port) if port_parts(port) is not None else None  # the schema reports a bad name
+        if why:
+            out.append(Problem(label, path, port, why, "use a port of the SN3700V front panel"))
     return out
 
 
@@ -989,39 +974,6 @@ def rule_export_exposure(site: Site) -> list[Problem]:
 
 # ---------------------------------------------------------------------------------------------- NFS mounts
 
-TYPED_OPTIONS = frozenset({"vers", "nfsvers", "minorversion", "proto", "tcp", "udp", "rdma", "nconnect", "rsize",
-                           "wsize", "hard", "soft", "softerr", "timeo", "retrans", "fsc", "nofsc"})
-# Linux mount options (mount(8), nfs(5), systemd.mount(5)) an nfs_mounts entry may add in extra_options.
-KNOWN_FLAGS = frozenset({
-    "noatime", "nodiratime", "relatime", "strictatime", "atime", "diratime", "lazytime", "ro", "rw", "nosuid",
-    "suid", "nodev", "dev", "noexec", "exec", "_netdev", "nofail", "auto", "noauto", "user", "nouser", "sync",
-    "async", "ac", "noac", "cto", "nocto", "lock", "nolock", "intr", "nointr", "sharecache", "nosharecache",
-    "resvport", "noresvport", "rdirplus", "nordirplus", "acl", "noacl", "x-systemd.automount", "bg", "fg"})
-KNOWN_KEYED = frozenset({
-    "sec", "actimeo", "acregmin", "acregmax", "acdirmin", "acdirmax", "lookupcache", "local_lock", "port",
-    "mountport", "mountproto", "mounthost", "mountvers", "namlen", "clientaddr", "max_connect", "xprtsec", "retry",
-    "x-systemd.requires", "x-systemd.after", "x-systemd.before", "x-systemd.wants", "x-systemd.mount-timeout",
-    "x-systemd.idle-timeout", "x-systemd.device-timeout", "x-systemd.requires-mounts-for"})
-
-
-def extra_option_problem(option: Any) -> tuple[str, str] | None:
-    """(problem, fix) for an extra_options entry the Linux NFS client or this bundle would not accept."""
-    if not isinstance(option, str) or not option.strip():
-        return "must be a non-empty string", "remove it"
-    if any(c in option for c in " \t,#"):
-        return "must be one option (no spaces, commas or #)", "give each option its own list entry"
-    key, has_value, _ = option.partition("=")
-    if key == "soft":
-        return "soft mounts return I/O errors to applications when the server is slow", "remove it (hard: true)"
-    if key in TYPED_OPTIONS:
-        return f"'{key}' is a typed field of the mount entry", f"remove it and set {key} in the entry itself"
-    if (has_value and key in KNOWN_KEYED) or (not has_value and option in KNOWN_FLAGS):
-        return None
-    return (f"unknown NFS mount option '{key}'",
-            "remove it or use a Linux NFS mount option of nfs(5) (e.g. noatime, nodiratime, _netdev, nofail, "
-            "actimeo=N, lookupcache=MODE, sec=FLAVOR)")
-
-
 def rule_nfs_mounts(site: Site) -> list[Problem]:
     """Each DGX mount names an export, has its purpose, a power-of-two I/O size, `hard` for training data,
     only known extra options, and its own mount point; nconnect needs a kernel >= 5.3."""
@@ -1455,28 +1407,3 @@ def evaluate(site: Site) -> list[Problem]:
         problems += rule(site)
     problems = collapse(problems, site.groups)
     return sorted(problems, key=lambda p: p.severity != ERROR)
-
-
-def cell(value: Any) -> str:
-    """A table cell: one line, and no column separator inside it (the table stays machine-readable)."""
-    return " ".join(str("" if value is None else value).split()).replace(" | ", " / ")
-
-
-def render_table(rows: list[Mapping[str, Any]], title: str = "preflight") -> str:
-    """The one table: host | variable | value | problem | fix. Problems carry their severity as a prefix."""
-    errors = sum(1 for r in rows if r.get("severity") == ERROR)
-    warnings = len(rows) - errors
-    head = f"{title}: {errors} error(s), {warnings} warning(s)"
-    if not rows:
-        return head + " - every rule passed"
-    cols = ("host", "variable", "value", "problem", "fix")
-    cells = [[cell(r.get("host")), cell(r.get("variable")), cell(r.get("value")),
-              f"{'ERROR' if r.get('severity') == ERROR else 'WARNING'}: {cell(r.get('problem'))}", cell(r.get("fix"))]
-             for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols[:-1])]
-
-    def line(values: list[str]) -> str:
-        return " | ".join([v.ljust(w) for v, w in zip(values[:-1], widths, strict=True)] + [values[-1]])
-
-    sep = "-+-".join("-" * w for w in widths) + "-+-" + "-" * 20
-    return "\n".join([head, line(list(cols)), sep, *(line(c) for c in cells)])

@@ -13,10 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ansible.module_utils.cumulus_fabric import (
+    BREAKOUT_MODE,
+    PARENT_PORT_NAME,
+    PORT_NAME,
+    SN3700V_LANES,
+    SN3700V_PORTS,
+)
 from ansible.module_utils.cumulus_release import FEC_MODES
+from ansible.module_utils.inventory_problem import MISSING
 from ansible.module_utils.mlnxos_fabric import IB_SPEEDS as QM8700_SPEEDS
-
-MISSING = object()
+from ansible.module_utils.mlnxos_fabric import IPOIB_MTUS
 
 
 @dataclass(frozen=True)
@@ -314,13 +321,13 @@ NFS_VERSIONS = ("3", "4.0", "4.1", "4.2")
 NFS_PROTOCOLS = ("tcp", "rdma")
 PURPOSES = ("training", "scratch", "general")
 SERVER_MODES = ("smartconnect", "static", "round_robin")
-CUMULUS_PORT_RE = r"swp([1-9][0-9]?)(s([0-7]))?"
-SN3700V_PORTS = 32  # 32 QSFP56 200 GbE cages: swp1..swp32 (swpNsM once broken out)
 OCTAL_MODE = Str(pattern=r"0?[0-7]{3,4}", pattern_text="an octal mode", hint='quote it, e.g. "0755"')
 CLIENT = Str(pattern=r"[^\s,]+", pattern_text="one client (IP, NETWORK/PREFIX or host name)",
              hint="one client per list entry: an IP, a NETWORK/PREFIX or a host name")
-SWITCH_PORT = Str(pattern=CUMULUS_PORT_RE, pattern_text="a Cumulus port name (swpN or swpNsM)",
-                  hint="use the Cumulus name: swp1..swp32, or swpNs0..swpNs3 for a breakout")
+# The shape only; whether the port exists on an SN3700V is cumulus_fabric.port_problem (preflight_rules calls it).
+SWITCH_PORT = Str(pattern=PORT_NAME, pattern_text="a Cumulus port name (swpN or swpNsM)",
+                  hint=f"use the Cumulus name: swp1..swp{SN3700V_PORTS}, or swpNs0..swpNs{SN3700V_LANES - 1} "
+                       "for a breakout")
 
 STORAGE_NIC = Dict(fields={
     "name": Field(Str(pattern=r"[A-Za-z0-9_.:-]{1,15}", pattern_text="an interface name (<= 15 characters)")),
@@ -568,8 +575,9 @@ VARIABLES: tuple[Var, ...] = (
     _v("storage_fabric_validate_certs", Bool(), "sn3700v"),
     _v("storage_fabric_ca_path", Str(nonempty=False), "sn3700v", required=False),
     _v("storage_fabric_breakouts", MapOf(
-        key=Str(pattern=r"swp([1-9][0-9]?)", pattern_text="a whole port swpN", hint="break out swpN, e.g. swp49"),
-        value=Str(pattern=r"[1-8]x\d+G", pattern_text="a breakout mode like 4x25G")), "sn3700v", required=False),
+        key=Str(pattern=PARENT_PORT_NAME, pattern_text="a whole port swpN", hint="break out swpN, e.g. swp29"),
+        value=Str(pattern=BREAKOUT_MODE, pattern_text="an SN3700V breakout mode (like 4x25G or 2x100G, disabled, "
+                                                      "loopback)")), "sn3700v", required=False),
     _v("storage_fabric_port_speed_managed", Bool(), "sn3700v", required=False),
     _v("storage_fabric_user", Str(), "sn3700v"),
     _v("storage_fabric_speeds_gbps", ListOf(item=Int(1, 400), min_len=1), "sn3700v"),
@@ -598,7 +606,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("qm8700_partitions", ListOf(item=Dict(fields={
         "name": Field(Str()),
         "pkey": Field(Str(pattern=r"0x[0-7]?[0-9a-fA-F]{1,3}", pattern_text="a partition key 0x0001..0x7fff")),
-        "ipoib": Field(Bool()), "ipoib_mtu": Field(Enum(choices=(2044, 4092)))}), min_len=1), "qm8700"),
+        "ipoib": Field(Bool()), "ipoib_mtu": Field(Enum(choices=IPOIB_MTUS))}), min_len=1), "qm8700"),
     _v("qm8700_ntp_servers", ListOf(item=HostOrIP()), "qm8700"),
     _v("qm8700_syslog_servers", ListOf(item=HostOrIP()), "qm8700"),
     _v("ib_rate_gbps", Enum(choices=(100, 200, 400)), "qm8700 dgx"),
@@ -630,9 +638,9 @@ VARIABLES: tuple[Var, ...] = (
     _v("validation_engine", Enum(choices=("auto", "slurm", "mpirun", "docker", "pyxis")), "dgx"),
     _v("validation_lab_standins", Bool(), "dgx"),
     _v("acceptance_thresholds", ListOf(item=THRESHOLD, min_len=1), "dgx"),
-    _v("validation_nccl", VALIDATION_NCCL, "dgx", required=False),
-    _v("validation_fio", VALIDATION_FIO, "dgx", required=False),
-    _v("validation_ddp", VALIDATION_DDP, "dgx", required=False),
+    _v("validation_nccl", VALIDATION_NCCL, "dgx"),
+    _v("validation_fio", VALIDATION_FIO, "dgx"),
+    _v("validation_ddp", VALIDATION_DDP, "dgx"),
     _v("acceptance_outlier_max_behind_pct", Number(min=0, max=100), "dgx"),
     _v("acceptance_baseline", Dict(fields={"path": Field(Str(nonempty=False)),
                                            "max_regression_pct": Field(Number(min=0, max=100))}), "dgx"),

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible.module_utils.preflight_rules import ERROR, Problem
+from ansible.module_utils.inventory_problem import ERROR, Problem
 
 PROBE_MARKERS = ("@@kernel", "@@os", "@@python")
 

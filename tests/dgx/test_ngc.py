@@ -28,7 +28,7 @@ DIGEST = "sha256:" + "ab" * 32
 
 def _params(ngc: dict, **changes) -> dict:
     mirror = {k: v for k, v in ngc["ngc_mirror"].items() if k != "ca_path"}
-    params = {"ngc_registry": ngc["ngc_registry"], "ngc_images": ngc["ngc_images"],
+    params = {"host": "dgx01", "ngc_registry": ngc["ngc_registry"], "ngc_images": ngc["ngc_images"],
               "ngc_optional_images": ngc["ngc_optional_images"], "ngc_pull_optional": ngc["ngc_pull_optional"],
               "ngc_mirror": mirror}
     params.update(changes)
@@ -45,13 +45,13 @@ def _params(ngc: dict, **changes) -> dict:
     ],
 )
 def test_bad_image_entries_are_refused(entry, variable, fragment):
-    problems = validate_image(entry, "img", "nvcr.io")
+    problems = validate_image("dgx01", entry, "img", "nvcr.io")
     assert any(p.variable == variable and fragment in p.problem for p in problems), problems
 
 
 def test_good_entry_and_references():
     entry = {"name": "nvcr.io/nvidia/pytorch", "tag": "24.05-py3", "digest": DIGEST, "purpose": "validation"}
-    assert validate_image(entry, "img", "nvcr.io") == []
+    assert validate_image("dgx01", entry, "img", "nvcr.io") == []
     image = image_from_entry(entry)
     assert image.tagged == "nvcr.io/nvidia/pytorch:24.05-py3"
     assert image.pinned == f"nvcr.io/nvidia/pytorch:24.05-py3@{DIGEST}"
@@ -68,9 +68,9 @@ def test_digest_matching_uses_the_repository_it_came_from():
 
 
 def test_mirror_validation():
-    assert validate_mirror({"enabled": False, "registry": ""}) == []
-    assert validate_mirror({"enabled": True, "registry": "https://registry.lab"})[0].variable == "ngc_mirror.registry"
-    assert validate_mirror({"enabled": True, "registry": "registry.lab:15000"}) == []
+    assert validate_mirror("dgx01", {"enabled": False, "registry": ""}) == []
+    assert validate_mirror("dgx01", {"enabled": True, "registry": "https://registry.lab"})[0].variable == "ngc_mirror.registry"
+    assert validate_mirror("dgx01", {"enabled": True, "registry": "registry.lab:15000"}) == []
 
 
 def test_lab_plan_pulls_from_the_mirror_by_digest_and_retags_to_nvcr():

@@ -46,11 +46,13 @@ CASES = {
         "dgx03": {"dgx_model": "dgx-a100-40g"},
     },
 }
+# The plan modules fail with the one table (module_utils/inventory_problem.render_table), its columns padded:
+# the output is compared with each run of blanks before a column separator folded to one.
 EXPECTED = {
     "dgx_nfs": {"dgx01": "unknown mount option 'turbo'", "dgx02": "training data must not be soft-mounted",
-                "dgx03": "nfs_server_map.dgx03.node | 'isilon99' | is not a host of the powerscale group"},
-    "ngc": {"dgx01": "ngc_images[0].tag | 'latest'", "dgx02": "ngc_images[0].digest | 'sha256:1'",
-            "dgx03": "ngc_mirror.registry | 'https://registry.lab'"},
+                "dgx03": "dgx03 | nfs_server_map.dgx03.node | isilon99 | ERROR: is not a host of the powerscale group"},
+    "ngc": {"dgx01": "dgx01 | ngc_images[0].tag | latest |", "dgx02": "dgx02 | ngc_images[0].digest | sha256:1 |",
+            "dgx03": "dgx03 | ngc_mirror.registry | https://registry.lab |"},
     "dgx_host": {"dgx01": "dgx_model=dgx-h100", "dgx02": "storage_nics is empty", "dgx03": "dgx_model=dgx-a100-40g"},
 }
 FIRST_TASK = {
@@ -89,8 +91,9 @@ def test_role_refuses_bad_input_before_any_change(role, tmp_path):
                           timeout=180)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-4000:]
+    folded = re.sub(r" +\|", " |", out)
     for host, fragment in EXPECTED[role].items():
-        assert f"{host}" in out and fragment in out, f"{host}: {fragment!r} not in output:\n{out[-4000:]}"
+        assert f"{host}" in out and fragment in folded, f"{host}: {fragment!r} not in output:\n{out[-4000:]}"
     recap = out[out.index("PLAY RECAP"):]
     for host in CASES[role]:
         # ok=1 at most: the role's argument_specs validation, which changes nothing

@@ -74,7 +74,7 @@ def test_each_switch_fails_alone_with_its_own_reason(start_sim, pki, tmp_path):
     """One run, six switches, six failures: three inventories refused before any request, the switch's own
     rejection text, TLS verification, a port that stays down."""
     refused = start_sim("refused")
-    small = start_sim("small", "--ports", "32")
+    small = start_sim("small", "--ports", "16")
     untrusted = start_sim("untrusted")
     downport = start_sim("downport", "--down-ports", "swp2")
     endpoints = {
@@ -82,7 +82,8 @@ def test_each_switch_fails_alone_with_its_own_reason(start_sim, pki, tmp_path):
         **cables("bad_mtu", {"dgx02": "swp2"}),
         **cables("dup_vlan", {"powerscale01": "swp9"}),
     }
-    endpoints["dgx01"] += cables("small", {"dgx01": "swp48"})["dgx01"]  # the simulated platform has 32 ports
+    # swp20 exists on an SN3700V (the inventory check passes it) but not on the 16-port simulated platform
+    endpoints["dgx01"] += cables("small", {"dgx01": "swp20"})["dgx01"]
     endpoints["dgx01"] += cables("untrusted", {"dgx01": "swp1"})["dgx01"]
     endpoints["dgx02"] += cables("downport", {"dgx02": "swp2"})["dgx02"]
     endpoints["powerscale01"] += cables("downport", {"powerscale01": "swp9"})["powerscale01"]
@@ -112,8 +113,8 @@ def test_each_switch_fails_alone_with_its_own_reason(start_sim, pki, tmp_path):
 
     message = run.failure("small")
     assert "ended in state 'invalid'" in message
-    assert "Invalid interface swp48: the platform has no such port (valid: swp1-swp32)" in message
-    assert "swp48" not in small.data()["applied"]["interface"], "an invalid revision must not be applied"
+    assert "Invalid interface swp20: the platform has no such port (valid: swp1-swp16)" in message
+    assert "swp20" not in small.data()["applied"]["interface"], "an invalid revision must not be applied"
 
     message = run.failure("untrusted")
     assert "CERTIFICATE_VERIFY_FAILED" in message or "certificate verify failed" in message, message

@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 
 import pytest
-from ansible.module_utils.cumulus_fabric import derive_plan
+from ansible.module_utils import preflight_rules as rules
+from ansible.module_utils.cumulus_fabric import derive_plan, port_problem
+from preflight.preflight_sites import load_site
 
 from .inventory_data import settings_for
 
@@ -92,3 +94,23 @@ def test_clag_with_bad_mac_and_peer_vlan_lists_each_problem():
 def test_speed_not_offered_is_refused_unless_speeds_are_unmanaged():
     assert any("speed_gbps=100: is not a port speed" in p for p in _problems(speeds_gbps=[10, 25]))
     assert _problems(speeds_gbps=[10, 25], port_speed_managed=False) == []
+
+
+@pytest.mark.parametrize(("port", "exists"), [("swp1", True), ("swp32", True), ("swp32s3", True), ("swp33", False),
+                                              ("swp40", False), ("swp49", False), ("swp1s4", False),
+                                              ("swp5s7", False)])
+def test_one_port_rule_for_the_role_and_preflight(port, exists):
+    """An SN3700V has swp1..swp32, lanes s0..s3 (32 QSFP56 cages, 2x or 4x breakout): the plan refuses what
+    preflight refuses, with the same words, because both call cumulus_fabric.port_problem."""
+    plan_problems = [p for p in _problems(nics_by_host=_with_port(port)) if "switch_port" in p and "does not exist" in p]
+    site = copy.deepcopy(load_site("inventories/production"))
+    site.hostvars["dgx01"]["storage_nics"][0]["switch_port"] = port
+    preflight = [p for p in rules.rule_switch_cabling(site) if p.host == "dgx01" and "does not exist" in p.problem]
+    assert bool(plan_problems) is (not exists) and bool(preflight) is (not exists), (plan_problems, preflight)
+    if not exists:
+        assert port_problem(port) in plan_problems[0] and preflight[0].problem == port_problem(port)
+
+
+@pytest.mark.parametrize("mode", ["8x25G", "4x400G", "quad"])
+def test_breakout_modes_an_sn3700v_cage_does_not_take_are_refused(mode):
+    assert any("is not a breakout mode" in p for p in _problems(breakouts={"swp29": mode}))

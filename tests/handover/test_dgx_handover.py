@@ -42,7 +42,7 @@ def ngc_plan(node: NodeSpec) -> tuple[dict, list[dict]]:
     v = node.vars
     mirror = {k: val for k, val in (v.get("ngc_mirror") or {}).items() if k != "password"}
     return build_ngc_plan({
-        "ngc_registry": v.get("ngc_registry", "nvcr.io"), "ngc_images": v.get("ngc_images") or [],
+        "host": node.name, "ngc_registry": v.get("ngc_registry", "nvcr.io"), "ngc_images": v.get("ngc_images") or [],
         "ngc_optional_images": v.get("ngc_optional_images") or [],
         "ngc_pull_optional": bool(v.get("ngc_pull_optional", False)), "ngc_mirror": mirror,
     })

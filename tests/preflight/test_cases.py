@@ -43,7 +43,7 @@ def test_runner_reports_a_case_that_preflight_does_not_reject(tmp_path):
 
 
 def test_runner_parses_the_table():
-    from ansible.module_utils import preflight_rules as rules
+    from ansible.module_utils import inventory_problem as rules
     from preflight_cases.__main__ import parse_table
 
     rows = [rules.Problem("dgx03", "nfs_mounts[0].extra_options[1]", "a | b", "unknown option", "remove it").as_dict()]

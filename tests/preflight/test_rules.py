@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from ansible.module_utils import dgx_nfs
+from ansible.module_utils import inventory_problem as table_of
 from ansible.module_utils import preflight_rules as rules
 from ansible.module_utils import preflight_schema as schema
 
@@ -128,6 +130,20 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
     "cable-breakout-lane-missing": (lambda s: (set_all(s, "storage_fabric_breakouts", {"swp5": "2x100G"}),
                                                nic(s, "dgx03").update(switch_port="swp5s2")),
                                     rules.rule_switch_cabling, "dgx03", "storage_nics[0].switch_port", ERROR),
+    "cable-lane-4": (lambda s: (set_all(s, "storage_fabric_breakouts", {"swp5": "4x25G"}),
+                                nic(s, "dgx03").update(switch_port="swp5s4")),
+                     rules.rule_switch_cabling, "dgx03", "storage_nics[0].switch_port", ERROR),
+    "uplink-port-33": (lambda s: set_all(s, "storage_fabric_uplinks", [{"name": "swp33", "speed": "100G"}]),
+                       rules.rule_switch_cabling, "all", "storage_fabric_uplinks[0].name", ERROR),
+    "peerlink-port-40": (lambda s: edit_all(s, "storage_fabric_clag", lambda v: v["peerlink"].update(
+                             members=["swp31", "swp40"])),
+                         rules.rule_switch_cabling, "all", "storage_fabric_clag.peerlink.members", ERROR),
+    "breakout-port-49": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp49": "4x25G"}),
+                         rules.rule_switch_cabling, "all", "storage_fabric_breakouts.swp49", ERROR),
+    "schema-breakout-8x": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp29": "8x25G"}),
+                           rules.rule_schema, "all", "storage_fabric_breakouts.swp29", ERROR),
+    "schema-ipoib-mtu-not-an-ib-mtu": (lambda s: edit_all(s, "qm8700_partitions", lambda v: v[0].update(ipoib_mtu=4096)),
+                                       rules.rule_schema, "all", "qm8700_partitions[0].ipoib_mtu", ERROR),
     "schema-breakout-mode": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp49": "quad"}),
                              rules.rule_schema, "all", "storage_fabric_breakouts.swp49", ERROR),
     "cable-speed-unlisted": (lambda s: nic(s, "dgx01").update(speed_gbps=56),
@@ -489,32 +505,33 @@ def test_ngc_driver_not_judged_on_nodes_without_gpus(lab):
     assert rules.rule_ngc_driver(lab) == []
 
 
-@pytest.mark.parametrize("option", ["noatime", "_netdev", "actimeo=60", "lookupcache=positive", "sec=sys", "nofail"])
+@pytest.mark.parametrize("option", ["noatime", "_netdev", "actimeo=60", "lookupcache=positive", "sec=sys", "nofail",
+                                    "x-systemd.makefs", "x-systemd.growfs"])
 def test_known_extra_options_pass(option):
-    assert rules.extra_option_problem(option) is None
+    assert dgx_nfs.extra_option_problem(option) is None
 
 
 @pytest.mark.parametrize("option", ["soft", "vers=4.1", "rsize=65536", "hard", "turbo", "noatime,nodev", ""])
 def test_bad_extra_options_fail(option):
-    assert rules.extra_option_problem(option) is not None
+    assert dgx_nfs.extra_option_problem(option) is not None
 
 
 def test_collapse_groups_and_table():
     rows = [rules.Problem(h, "dgx_model", "x", "bad", "fix it") for h in ("dgx01", "dgx02")]
     collapsed = rules.collapse(rows, {"dgx": ["dgx01", "dgx02"]})
     assert [p.host for p in collapsed] == ["dgx"]
-    table = rules.render_table([p.as_dict() for p in collapsed])
+    table = table_of.render_table([p.as_dict() for p in collapsed])
     lines = table.splitlines()
     assert lines[0] == "preflight: 1 error(s), 0 warning(s)"
     assert lines[1].split(" | ") == ["host", "variable ", "value", "problem   ", "fix"]
     assert "ERROR: bad" in lines[3] and lines[3].startswith("dgx ")
-    assert rules.render_table([]).endswith("every rule passed")
+    assert table_of.render_table([]).endswith("every rule passed")
 
 
 def test_show_truncates_and_marks_missing():
-    assert rules.show(schema.MISSING) == "(not set)"
-    assert len(rules.show("x" * 200)) == 60
-    assert rules.show({"a": 1}) == '{"a":1}'
+    assert table_of.show(schema.MISSING) == "(not set)"
+    assert len(table_of.show("x" * 200)) == 60
+    assert table_of.show({"a": 1}) == '{"a":1}'
 
 
 @pytest.mark.parametrize(

@@ -132,17 +132,18 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
         rules = load_module_utils("preflight_rules")
+        rows_module = load_module_utils("inventory_problem")
         offline = bool(self._task.args.get("offline", True))
         settings = rules.Settings(**{k: int(v) for k, v in dict(self._task.args.get("settings") or {}).items()})
         site = collect_site(task_vars["hostvars"], task_vars["groups"], offline, settings)
         rows = [p.as_dict() for p in rules.evaluate(site)]
-        errors = sum(1 for r in rows if r["severity"] == rules.ERROR)
+        errors = sum(1 for r in rows if r["severity"] == rows_module.ERROR)
         result.update(
             changed=False,
             rows=rows,
             error_count=errors,
             warning_count=len(rows) - errors,
-            table=rules.render_table(rows, "preflight (inventory)"),
+            table=rows_module.render_table(rows, "preflight (inventory)"),
             hosts=len(site.hostvars),
             rules=len(rules.RULES),
         )

@@ -46,7 +46,7 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
         targets = load_module_utils("preflight_targets")
-        rules = load_module_utils("preflight_rules")
+        rows_module = load_module_utils("inventory_problem")
         hostvars = task_vars["hostvars"]
         probe_var = str(self._task.args.get("probe_var", "preflight_probe"))
         rows: list[dict[str, Any]] = []
@@ -77,7 +77,7 @@ class ActionModule(ActionBase):
             rows += [p.as_dict() for p in targets.check_target(host, probe, req)]
             seen.append(f"{host}: {targets.describe(probe)}")
         errors = targets.count_errors(rows)
-        table = rules.render_table(rows, f"preflight (targets: {len(checked)} checked)")
+        table = rows_module.render_table(rows, f"preflight (targets: {len(checked)} checked)")
         if seen:
             table += "\nfound on the targets:\n" + "\n".join(f"  {line}" for line in seen)
         if skipped:

@@ -1,0 +1,57 @@
+"""docs/components.md names only paths that exist, and names every role, module, action plugin, module_utils
+file and simulator of the project (a component added or renamed without the map fails here)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAP = ROOT / "docs" / "components.md"
+GROUP_VARS = ("inventories/production/group_vars/all", "inventories/lab/group_vars/all")
+# A code span that names a file or folder: a path with a slash, or a bare inventory file name.
+PATH_RE = re.compile(r"^[\w.*/-]+(/|\.py|\.yml|\.md)$|^[\w.*-]+/[\w.*/-]+$")
+
+
+def named_paths(text: str) -> list[str]:
+    return [span for span in re.findall(r"`([^`]+)`", text) if PATH_RE.match(span)]
+
+
+def missing(span: str) -> bool:
+    """True when `span` names nothing: a path from the repository root (a glob must match), or a bare
+    inventory file, which both site inventories must have (hosts.yml: each inventory's own)."""
+    if span == "site.yml":
+        return not (ROOT / span).is_file()
+    if "/" in span:
+        return not (any(ROOT.glob(span)) if "*" in span else (ROOT / span).exists())
+    if span == "hosts.yml":
+        return not all((ROOT / "inventories" / site / "hosts.yml").is_file() for site in ("production", "lab"))
+    return not all((ROOT / folder / span).is_file() for folder in GROUP_VARS)
+
+
+def test_every_path_in_the_component_map_exists():
+    spans = named_paths(MAP.read_text())
+    assert len(spans) > 80, f"the map names too few paths to be one ({len(spans)})"
+    absent = [span for span in spans if missing(span)]
+    assert not absent, f"docs/components.md names paths that do not exist: {absent}"
+
+
+def test_the_map_names_every_component_file():
+    text = MAP.read_text()
+    spans = set(named_paths(text))
+    expected = [f"roles/{p.name}" for p in sorted((ROOT / "roles").iterdir()) if p.is_dir()]
+    expected += [str(p.relative_to(ROOT)) for folder in ("library", "module_utils", "plugins/action")
+                 for p in sorted((ROOT / folder).glob("*.py")) if p.name != "__init__.py"]
+    expected += [str(p.relative_to(ROOT)) for p in sorted((ROOT / "roles").glob("*/action_plugins/*.py"))]
+    expected += [f"lab/{p.name}" for p in sorted((ROOT / "lab").glob("*_sim")) if p.is_dir()]
+    expected += [str(p.relative_to(ROOT)) for p in sorted((ROOT / "playbooks").glob("*.yml"))]
+    unmapped = [path for path in expected if path not in spans]
+    assert not unmapped, f"docs/components.md has no row naming: {unmapped}"
+
+
+def test_the_check_sees_a_missing_path():
+    assert missing("module_utils/no_such_module.py")
+    assert missing("no_such_group_vars_file.yml")
+    assert missing("roles/*/meta/no_such_spec.yml")
+    assert not missing("roles/*/meta/argument_specs.yml") and not missing("storage_fabric.yml")
+    assert named_paths("`Problem`, `python -m lab`, `lab/onefs_sim`, `ngc.yml`") == ["lab/onefs_sim", "ngc.yml"]
