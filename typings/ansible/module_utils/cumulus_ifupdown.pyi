@@ -1,0 +1,1 @@
+from cumulus_ifupdown import *

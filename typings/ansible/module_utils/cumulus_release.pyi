@@ -1,0 +1,1 @@
+from cumulus_release import *

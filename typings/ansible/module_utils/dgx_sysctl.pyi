@@ -1,0 +1,1 @@
+from dgx_sysctl import *

@@ -1,0 +1,1 @@
+from mlnxos_fabric import *

@@ -1,0 +1,1 @@
+from ngc_driver_support import *

@@ -1,0 +1,1 @@
+from nvue_client import *

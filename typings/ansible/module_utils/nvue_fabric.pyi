@@ -1,0 +1,1 @@
+from nvue_fabric import *

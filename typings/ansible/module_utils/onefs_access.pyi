@@ -1,0 +1,1 @@
+from onefs_access import *

@@ -1,0 +1,1 @@
+from preflight_targets import *
