@@ -31,7 +31,7 @@ import ssl
 import time
 from dataclasses import dataclass
 from http.cookiejar import CookieJar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlencode
 
@@ -42,6 +42,9 @@ except ImportError:  # pragma: no cover - the client is also usable without Ansi
 
     class SSLValidationError(Exception):  # type: ignore[no-redef]
         pass
+
+if TYPE_CHECKING:  # paramiko is imported when the SSH CLI is used (CliTransport.connect), not before
+    import paramiko
 
 
 LOGIN_PATH = "/admin/launch?script=rh&template=login&action=login"
@@ -143,7 +146,7 @@ def batches(commands: list[str], size: int) -> list[tuple[int, list[str]]]:
             units.append([command])
             inside = len(words) == 3 and words[0] == "interface"
     result: list[tuple[int, list[str]]] = []
-    start, chunk = 0, []
+    start, chunk = 0, list[str]()
     for unit in units:
         if chunk and len(chunk) + len(unit) > size:
             result.append((start, chunk))
@@ -264,20 +267,26 @@ class CliTransport:
 
     def __init__(self, endpoint: Endpoint):
         self.endpoint = endpoint
-        self.client = None
-        self.channel = None
+        self.client: paramiko.SSHClient | None = None
+        self.channel: paramiko.Channel | None = None
+
+    def _open_channel(self) -> paramiko.Channel:
+        if self.channel is None:
+            raise MlnxosError(f"no CLI session to {self.endpoint.where(self.endpoint.ssh_port)} is open")
+        return self.channel
 
     def _read_until_prompt(self, timeout: float | None = None) -> str:
         limit = timeout or self.endpoint.timeout
         deadline = time.monotonic() + limit
         buffer = ""
+        channel = self._open_channel()
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            self.channel.settimeout(remaining)
+            channel.settimeout(remaining)
             try:
-                chunk = self.channel.recv(65536)  # blocks until the switch sends something
+                chunk = channel.recv(65536)  # blocks until the switch sends something
             except TimeoutError:
                 break
             if not chunk:
@@ -288,7 +297,7 @@ class CliTransport:
                 return buffer.replace("\r", "")
             if CONFIRM_RE.search(buffer.replace("\r", "").rstrip()):
                 # Never answer yes on anyone's behalf, and never wait on the question: decline, then report.
-                self.channel.send("no\n")
+                channel.send(b"no\n")
                 question = buffer.replace("\r", "").strip().splitlines()[-1]
                 with contextlib.suppress(MlnxosError):
                     self._read_until_prompt(timeout=10)
@@ -335,7 +344,7 @@ class CliTransport:
             self._command(setup)
 
     def _command(self, command: str) -> str:
-        self.channel.send(command + "\n")
+        self._open_channel().send((command + "\n").encode())
         try:
             output = self._read_until_prompt()
         except MlnxosConfirmationError as exc:
@@ -371,9 +380,11 @@ class CliTransport:
         return data
 
     def close(self) -> None:
-        if self.client is not None:
+        # The channel is None when the shell could not be opened after the login (invoke_shell failed).
+        if self.channel is not None:
             with contextlib.suppress(OSError):
-                self.channel.send("exit\nexit\nexit\n")
+                self.channel.send(b"exit\nexit\nexit\n")
+        if self.client is not None:
             self.client.close()
         self.client = None
         self.channel = None

@@ -13,6 +13,7 @@ import paramiko
 import pytest
 from ansible.module_utils import mlnxos_fabric as fabric
 from ansible.module_utils.mlnxos_client import (
+    CliTransport,
     Endpoint,
     MlnxosAuthError,
     MlnxosCommandError,
@@ -78,6 +79,24 @@ def test_check_results_is_strict():
         check_results(["a", "b"], {"results": [{"status": "OK", "data": ""}]})
     with pytest.raises(MlnxosError, match="no 'results'"):
         check_results(["a"], {"unexpected": True})
+
+
+def test_closing_a_cli_session_whose_shell_never_opened_closes_the_ssh_client():
+    """The login succeeded but opening the shell failed (client set, channel None): close(), in the modules'
+    finally, closes the SSH client and raises nothing over the error being reported (found by mypy)."""
+    closed = []
+
+    class Client(paramiko.SSHClient):
+        def close(self) -> None:
+            closed.append(True)
+            super().close()
+
+    transport = CliTransport(Endpoint(host="192.0.2.1", username="admin", password="secret"))
+    transport.client = Client()
+    transport.close()
+    assert closed == [True] and transport.client is None and transport.channel is None
+    with pytest.raises(MlnxosError, match=r"no CLI session to 192\.0\.2\.1:22 is open"):
+        transport._command("show version")
 
 
 def test_wrong_password_is_refused_without_echoing_it(pair, pki):
