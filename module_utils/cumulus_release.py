@@ -56,6 +56,7 @@ forced speed therefore needs an explicit FEC (CL 4.x-5.x "Switch Port Attributes
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -243,7 +244,7 @@ def nvue_keys(release: Release) -> NvueKeys:
     return NvueKeys(enable_key="enable", on="on", ip_key="ip")
 
 
-def fec_for_forced_speed(speed_gbps: int | None, fec_by_speed: dict[Any, Any] | None) -> str | None:
+def fec_for_forced_speed(speed_gbps: int | None, fec_by_speed: Mapping[Any, Any] | None) -> str | None:
     """The FEC to set with a forced speed, from the inventory's speed -> FEC map (keys as ints or strings)."""
     if speed_gbps is None or not fec_by_speed:
         return None

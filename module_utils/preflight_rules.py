@@ -16,7 +16,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias, TypeGuard
 
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
@@ -132,7 +132,7 @@ def as_dict(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -150,11 +150,19 @@ def network(value: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
         return None
 
 
-def address(value: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def address(value: Any) -> IPAddress | None:
     try:
         return ipaddress.ip_address(value) if isinstance(value, str) else None
     except ValueError:
         return None
+
+
+def ip_between(value: IPAddress, low: IPAddress, high: IPAddress) -> bool:
+    """low <= value <= high; an address is never between two of the other IP version (no TypeError)."""
+    return value.version == low.version == high.version and int(low) <= int(value) <= int(high)
 
 
 def version_tuple(value: Any) -> tuple[int, ...] | None:
@@ -229,8 +237,8 @@ def rule_mtu(site: Site) -> list[Problem]:
     host_mtu, host_mtu_label = site.cluster("storage_fabric_host_mtu", "sn3700v")
     if not is_int(host_mtu):
         return out
-    nic_mtus = [(h, i, n.get("mtu")) for g in ("dgx", "powerscale") for h in site.hosts(g) for i, n in nics(site, h)
-                if is_int(n.get("mtu"))]
+    nic_mtus = [(h, i, nic_mtu) for g in ("dgx", "powerscale") for h in site.hosts(g) for i, n in nics(site, h)
+                if is_int(nic_mtu := n.get("mtu"))]
     pool_mtu, pool_label = site.cluster("powerscale_pool_mtu", "powerscale")
     seen = {m for _, _, m in nic_mtus} | ({pool_mtu} if is_int(pool_mtu) else set())
     if len(seen) == 1 and host_mtu not in seen:
@@ -417,8 +425,8 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                         if parts[1] is not None and parts[1] >= lanes:
                             out.append(Problem(host, path, port, f"{whole[1]} is broken out {breakouts[whole[1]]}: "
                                                f"its lanes are s0..s{lanes - 1}", "use an existing lane"))
-                split = [k for k in used if k[0] == switch and port_parts(k[1]) and port_parts(k[1])[0] == parts[0]
-                         and (port_parts(k[1])[1] is None) != (parts[1] is None)]
+                split = [k for k in used if k[0] == switch and (other := port_parts(k[1])) is not None
+                         and other[0] == parts[0] and (other[1] is None) != (parts[1] is None)]
                 if split:
                     out.append(Problem(host, path, port, f"{whole[1]} is used both whole and broken out "
                                        f"({used[split[0]]} is on {split[0][1]})",
@@ -891,7 +899,7 @@ def rule_exports(site: Site) -> list[Problem]:
             out.append(Problem(qlabel, f"powerscale_quotas[{pos}].path", quota["path"], "is not inside any export",
                                f"use a path under one of: {', '.join(seen)}"))
         limits = as_dict(quota.get("thresholds"))
-        order = [(k, limits.get(k)) for k in ("advisory", "soft", "hard") if is_int(limits.get(k))]
+        order = [(k, value) for k in ("advisory", "soft", "hard") if is_int(value := limits.get(k))]
         for (low_k, low), (high_k, high) in itertools.pairwise(order):
             if low > high:
                 out.append(Problem(qlabel, f"powerscale_quotas[{pos}].thresholds.{low_k}", low,
@@ -928,7 +936,7 @@ def rule_export_clients(site: Site) -> list[Problem]:
         for host in site.hosts("dgx"):
             if not any(m.get("export") == export.get("path") for _, m in mounts(site, host)):
                 continue
-            addrs = [interface(n.get("address")).ip for _, n in nics(site, host) if interface(n.get("address"))]
+            addrs = [i.ip for _, n in nics(site, host) if (i := interface(n.get("address"))) is not None]
             if not any(client_covers(c, host, addrs, site) for c in clients):
                 shown = ", ".join(map(str, addrs)) or "no storage address"
                 out.append(Problem(label, f"powerscale_exports[{pos}].clients", clients,
@@ -1120,23 +1128,27 @@ def rule_smartconnect(site: Site) -> list[Problem]:
     if service is not None and subnet is not None and service not in subnet:
         out.append(Problem(label, "powerscale_smartconnect.service_address", str(service),
                            f"is outside storage_subnet {subnet}", f"use an address in {subnet}"))
-    ranges = []
+    ranges: list[tuple[int, IPAddress, IPAddress]] = []
     for pos, rng in enumerate(as_list(smart.get("ip_ranges"))):
         low, high = address(as_dict(rng).get("low")), address(as_dict(rng).get("high"))
         if low is None or high is None:
             continue
         var = f"powerscale_smartconnect.ip_ranges[{pos}]"
-        if low > high:
+        if low.version != high.version:
+            out.append(Problem(label, var, rng, f"low is an IPv{low.version} and high an IPv{high.version} address",
+                               "use two addresses of the storage subnet"))
+            continue
+        if int(low) > int(high):
             out.append(Problem(label, var, rng, "low is above high", "swap low and high"))
             continue
         if subnet is not None and (low not in subnet or high not in subnet):
             out.append(Problem(label, var, rng, f"is outside storage_subnet {subnet}", f"use addresses in {subnet}"))
-        for other_pos, (olow, ohigh) in ranges:
-            if low <= ohigh and olow <= high:
+        for other_pos, olow, ohigh in ranges:
+            if ip_between(low, olow, ohigh) or ip_between(olow, low, high):
                 out.append(Problem(label, var, rng, f"overlaps powerscale_smartconnect.ip_ranges[{other_pos}]",
                                    "make the ranges disjoint"))
-        ranges.append((pos, (low, high)))
-        if service is not None and low <= service <= high:
+        ranges.append((pos, low, high))
+        if service is not None and ip_between(service, low, high):
             out.append(Problem(label, "powerscale_smartconnect.service_address", str(service),
                                f"lies inside {var}: OneFS would hand it to a node", "use an address outside the ranges"))
     names = {n.get("name") for h in site.hosts("powerscale") for _, n in nics(site, h)}
@@ -1147,8 +1159,8 @@ def rule_smartconnect(site: Site) -> list[Problem]:
                                "is not a storage NIC name of any powerscale host",
                                f"use one of: {', '.join(sorted(map(str, names)))}"))
 
-    def in_ranges(ip: Any) -> bool:
-        return any(low <= ip <= high for _, (low, high) in ranges)
+    def in_ranges(ip: IPAddress) -> bool:
+        return any(ip_between(ip, low, high) for _, low, high in ranges)
 
     for host in site.hosts("powerscale"):
         for pos, nic in nics(site, host):
@@ -1196,8 +1208,8 @@ def rule_powerscale_access(site: Site) -> list[Problem]:
             out.append(Problem(label, "powerscale_api_host", api_host,
                                "is the SmartConnect service address (a DNS server, not one node's API)", fix))
         elif ip is not None and smart.get("enabled") is True and smart.get("alloc_method", "dynamic") == "dynamic" \
-                and any(address(as_dict(r).get("low")) is not None and address(as_dict(r).get("high")) is not None
-                        and address(as_dict(r).get("low")) <= ip <= address(as_dict(r).get("high"))
+                and any((low := address(as_dict(r).get("low"))) is not None
+                        and (high := address(as_dict(r).get("high"))) is not None and ip_between(ip, low, high)
                         for r in as_list(smart.get("ip_ranges"))):
             out.append(Problem(label, "powerscale_api_host", api_host,
                                "is an address of the dynamic SmartConnect pool: it moves between nodes, and a OneFS "
@@ -1239,8 +1251,7 @@ def rule_acceptance(site: Site) -> list[Problem]:
                                "is enabled but acceptance_thresholds has no threshold for it: its verdict could not "
                                "fail", f"add a threshold with stage: {stage}, or set enabled: false"))
     metrics: dict[Any, int] = {}
-    has_hcas = any(is_int(as_dict(dgx_model(site, h)).get("hcas")) and dgx_model(site, h)["hcas"] > 0
-                   for h in site.hosts("dgx"))
+    has_hcas = any(is_int(hcas := as_dict(dgx_model(site, h)).get("hcas")) and hcas > 0 for h in site.hosts("dgx"))
     for pos, item in items:
         var = f"acceptance_thresholds[{pos}]"
         if isinstance(item.get("stage"), str) and stages and item["stage"] not in stages:

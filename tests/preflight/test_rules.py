@@ -298,6 +298,9 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
     "sc-range-overlap": (lambda s: edit_all(s, "powerscale_smartconnect",
                                             lambda v: v["ip_ranges"][1].update(low="198.51.100.24")),
                          rules.rule_smartconnect, "all", "powerscale_smartconnect.ip_ranges[1]", ERROR),
+    "sc-range-mixed-versions": (lambda s: edit_all(s, "powerscale_smartconnect",
+                                                   lambda v: v["ip_ranges"][0].update(high="2001:db8::1")),
+                                rules.rule_smartconnect, "all", "powerscale_smartconnect.ip_ranges[0]", ERROR),
     "sc-unknown-interface": (lambda s: edit_all(s, "powerscale_smartconnect",
                                                 lambda v: v["interfaces"].append("100gige-1")),
                              rules.rule_smartconnect, "all", "powerscale_smartconnect.interfaces[2]", ERROR),
@@ -478,6 +481,19 @@ def test_export_opt_outs_are_honoured(production):
     edit_all(production, "powerscale_exports", lambda v: v[1].update(clients=["0.0.0.0/0"], open_to_all_clients=True))
     assert rules.rule_export_exposure(production) == []
     assert rules.rule_schema(production) == []
+
+
+def test_addresses_of_the_other_ip_version_are_judged_not_compared(production):
+    """IPv4 and IPv6 addresses do not order (TypeError): an IPv6 API host, pool NIC or service address beside the
+    IPv4 SmartConnect ranges is outside them, and preflight reports the site instead of crashing (found by mypy)."""
+    site = copy.deepcopy(production)
+    set_all(site, "powerscale_api_host", "2001:db8::20")
+    edit_all(site, "powerscale_smartconnect", lambda v: v.update(service_address="2001:db8::21"))
+    nic(site, "f800-4", 1).update(address="2001:db8::44/64")
+    found = {(p.host, p.variable) for p in rules.evaluate(site)}
+    assert ("f800-4", "storage_nics[1].address") in found
+    assert ("all", "powerscale_smartconnect.service_address") in found
+    assert not [p for p in rules.rule_powerscale_access(site) if "SmartConnect pool" in p.problem]
 
 
 def test_smartconnect_mode_passes_when_enabled(production):
