@@ -243,7 +243,7 @@ def _fabric_ports(
                 continue
             name = nic.get("switch_port")
             why = port_problem(name)
-            if why:
+            if why or not isinstance(name, str):  # port_problem accepts only a str: `why` is set for the rest
                 problems.append(Problem(host, f"{var}.switch_port", name, f"{why} on {switch}",
                                         "name the SN3700V port the cable lands on, e.g. swp1"))
                 continue

@@ -318,9 +318,9 @@ def select_server(
                                   "give the powerscale hosts storage_nics with addresses")]
         if host not in dgx_hosts:
             return None, [Problem(host, "nfs_server_mode", mode, f"{host} is not in the dgx group", "add it to dgx")]
-        node, nic, address = addresses[list(dgx_hosts).index(host) % len(addresses)]
-        return ServerChoice(server=address, node=node, nic=nic,
-                            reason=f"round robin: DGX #{list(dgx_hosts).index(host) + 1} -> {node} {nic}"), []
+        node, node_nic, address = addresses[list(dgx_hosts).index(host) % len(addresses)]
+        return ServerChoice(server=address, node=node, nic=node_nic,
+                            reason=f"round robin: DGX #{list(dgx_hosts).index(host) + 1} -> {node} {node_nic}"), []
     return None, [Problem(host, "nfs_server_mode", mode, "unknown mode", "one of: " + ", ".join(SERVER_MODES))]
 
 
@@ -508,10 +508,10 @@ def plan_cycles(wanted: Sequence[DesiredMount], before: dict[str, LiveComparison
     if "nconnect" not in options:
         return [(drifted, "")]
     live_by_path = {w.path: find_mount(live_table, w.path) for w in wanted}
-    servers = {server_of(w.src) for w in drifted} | {server_of(live_by_path[w.path].src) for w in drifted
-                                                   if live_by_path[w.path] is not None}
+    servers = {server_of(w.src) for w in drifted} | {server_of(live.src) for w in drifted
+                                                   if (live := live_by_path[w.path]) is not None}
     group = [w for w in wanted if before[w.path].mounted and not before[w.path].foreign
-             and live_by_path[w.path] is not None and server_of(live_by_path[w.path].src) in servers]
+             and (live := live_by_path[w.path]) is not None and server_of(live.src) in servers]
     ours = {w.path for w in wanted}
     others = sorted({e.path for e in live_table if e.fstype in ("nfs", "nfs4") and server_of(e.src) in servers
                      and (e.path.rstrip("/") or "/") not in ours})

@@ -266,9 +266,9 @@ def evaluate(facts: DgxFacts, want: Expectations) -> list[Check]:
         checks.append(_check(f"mtu:{nic}", actual == mtu, mtu, actual,
                              "interface not found" if actual is None else ""))
     for key, value in sorted(want.sysctl.items()):
-        actual = facts.sysctl.get(key)
-        checks.append(_check(f"sysctl:{key}", actual is not None and normalize_sysctl(actual) == value, value,
-                             actual, "key not found (module not loaded?)" if actual is None else ""))
+        setting = facts.sysctl.get(key)
+        checks.append(_check(f"sysctl:{key}", setting is not None and normalize_sysctl(setting) == value, value,
+                             setting, "key not found (module not loaded?)" if setting is None else ""))
     return checks
 
 

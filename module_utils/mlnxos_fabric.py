@@ -318,8 +318,8 @@ def _validate_partitions(partitions: Any, errors: list[InputError]) -> list[Part
             errors.append(InputError(f"{where}.ipoib", ipoib, "must be true or false", "write true or false"))
             continue
         ib_mtu = None
-        if entry.get("ipoib_mtu") is not None:
-            raw = entry.get("ipoib_mtu")
+        raw = entry.get("ipoib_mtu")
+        if raw is not None:
             try:
                 ib_mtu = ipoib_mtu_to_ib_mtu(int(raw))
             except (TypeError, ValueError):
@@ -832,7 +832,8 @@ def _plan_ports(desired: DesiredState, live: LiveState, plan: Plan) -> None:
                 elif current is not None:
                     todo.append("no description")
             # After a module-type change the new ports start shut down; enable (or keep down) as declared.
-            if fresh or current.admin_enabled != port.enabled:
+            # A subport the switch does not list (only 1/20/1 of a split 1/20) is set as declared too.
+            if current is None or current.admin_enabled != port.enabled:
                 todo.append("no shutdown" if port.enabled else "shutdown")
             plan.commands.extend(interface_block(port.name, todo))
     if desired.cages:

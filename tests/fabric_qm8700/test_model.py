@@ -110,6 +110,18 @@ def test_plan_split_shuts_ports_before_module_type_and_configures_subports():
         "interface ib 1/20/2", "speed hdr force", 'description "x"', "no shutdown", "exit"]
 
 
+def test_a_split_subport_the_switch_does_not_list_is_configured_not_a_crash():
+    """Only 1/20/1 of the split 1/20 is listed: 1/20/2 is set as declared (AttributeError before; found by mypy)."""
+    desired, errors = desired_from_inventory(
+        ports=[{"range": "1/20", "speed": "hdr100", "split": "2", "description": "x"}])
+    assert errors == []
+    live = live_state(system_profile="ib split-ready")
+    del live.ports["1/20"]
+    live.ports["1/20/1"] = fabric.LivePort("1/20/1", True, ["hdr"], "x", "qsfp-split-2", False, None, None)
+    commands = fabric.plan(desired, live).commands
+    assert commands == ["interface ib 1/20/2", "speed hdr force", 'description "x"', "no shutdown", "exit"]
+
+
 def test_a_split_without_the_split_ready_profile_is_a_problem_naming_the_prerequisite():
     desired, _ = desired_from_inventory(ports=[{"range": "1/20", "speed": "hdr100", "split": "2"}])
     result = fabric.plan(desired, live_state(system_profile="ib"))
