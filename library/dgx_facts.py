@@ -14,6 +14,7 @@ from ansible.module_utils.dgx_readiness import (
     evaluate,
     failures,
     format_checks,
+    normalize_sysctl,
     parse_lsmod,
     read_gpus,
     read_hcas,
@@ -219,7 +220,7 @@ def main() -> None:
             hca_rate_gbps=int(expected.get("hca_rate_gbps", 0)), nvswitch=bool(expected.get("nvswitch", False)),
             driver_version=str(expected["driver_version"]),
             nic_mtu={str(k): int(v) for k, v in (expected.get("nic_mtu") or {}).items()},
-            sysctl={str(k): " ".join(str(v).split()) for k, v in (expected.get("sysctl") or {}).items()},
+            sysctl={str(k): normalize_sysctl(v) for k, v in (expected.get("sysctl") or {}).items()},
         )
         checks = evaluate(facts, want)
         result.update(checks=[c.as_dict() for c in checks], failed_checks=[c.name for c in failures(checks)],

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ansible.module_utils.dgx_readiness import normalize_sysctl as normalize
+
 COMMENT = ("#", ";")
-
-
-def normalize(value: object) -> str:
-    """A sysctl value as the kernel compares it: fields separated by single spaces."""
-    return " ".join(str(value).split())
 
 
 def proc_path(key: str) -> str:

@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,15 +35,48 @@ RECAP = re.compile(
 )
 
 
+def _cmdlines() -> set[str]:
+    """Every process's command line on the control node now, as `ps` shows it to any user."""
+    lines = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            lines.add(cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace").strip())
+        except OSError:  # the process ended meanwhile
+            continue
+    return lines
+
+
 def _run(args: list[str], log: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a command of the flow; while it runs, sample the control node's process list every 0.5 s into
+    LOG.ps (the secret scan reads it: a secret passed on a command line would be seen by every local user)."""
     t0 = time.monotonic()
-    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, ANSIBLE_FORCE_COLOR="0", PYTHONPATH=str(ROOT),
-                                   # per-task timings in the logs (benchmarks/first_run_bench.py --from-log)
-                                   ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks"))
-    log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
-    print(f"$ {' '.join(args)}  -> exit {proc.returncode} in {time.monotonic() - t0:.0f} s (log {log})")
-    return proc
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, ANSIBLE_FORCE_COLOR="0", PYTHONPATH=str(ROOT),
+                                     # per-task timings in the logs (benchmarks/first_run_bench.py --from-log)
+                                     ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks"))
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.5):
+            seen.update(_cmdlines())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise
+    finally:
+        done.set()
+        sampler.join()
+    log.write_text(out + "\n--- stderr ---\n" + err)
+    log.with_suffix(".ps").write_text("\n".join(sorted(seen)) + "\n")
+    print(f"$ {' '.join(args)}  -> exit {proc.returncode} in {time.monotonic() - t0:.0f} s (log {log}, "
+          f"{len(seen)} command lines sampled)")
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
 def _recap(output: str) -> dict[str, dict[str, int]]:
@@ -53,9 +87,11 @@ def _recap(output: str) -> dict[str, dict[str, int]]:
     return rows
 
 
-def _playbook(log: Path, *extra: str) -> dict[str, dict[str, int]]:
-    proc = _run([str(BIN / "ansible-playbook"), "site.yml", *extra], log, timeout=3600)
-    assert proc.returncode == 0, f"site.yml {' '.join(extra)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
+def _playbook(log: Path, *extra: str, command: tuple[str, ...] = ()) -> dict[str, dict[str, int]]:
+    """site.yml through ansible-playbook, or through `command` (e.g. python -m validation deploy)."""
+    argv = [*command, *extra] if command else [str(BIN / "ansible-playbook"), "site.yml", *extra]
+    proc = _run(argv, log, timeout=3600)
+    assert proc.returncode == 0, f"{' '.join(argv)} failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
     return _recap(proc.stdout)
 
 
@@ -99,9 +135,24 @@ def _report(run_dir: Path) -> dict:
     return json.loads((run_dir / "report.json").read_text())
 
 
+# The nodes' process lists, sampled every 2 s while the flow runs (ps as any user sees it), deduplicated into
+# /var/tmp/flow-ps.txt, which the secret scan reads with the rest of /var/tmp.
+PS_NODES = ("dgx01", "dgx02", "sn3700v01")
+PS_SAMPLER = ("touch /run/flow-ps; nohup sh -c 'while [ -e /run/flow-ps ]; do ps -eo args; sleep 2; done "
+              "| awk \"!seen[\\$0]++ {print; fflush()}\" > /var/tmp/flow-ps.txt' >/dev/null 2>&1 &")
+
+
+def _lab_ssh(node: str, script: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lab", "ssh", node, script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
 @pytest.fixture(scope="module")
 def first_run(lab):
     """The whole site.yml (validation included) and the run directory its validation stage wrote."""
+    for node in PS_NODES:
+        started = _lab_ssh(node, PS_SAMPLER)
+        assert started.returncode == 0, f"could not start the process sampler on {node}: {started.stderr}"
     before = _run_dirs()
     recap = _playbook(lab / "site-1.log")
     return recap, _new_run_dir(before)
@@ -155,8 +206,11 @@ def test_second_run_reports_zero_changed(lab, first_run):
     # The all-reduce keeps no state between runs beyond the runners, which fio installs too; DDP's only state
     # is the dataset kept on the export, whose "generated once" rule test_runners holds (make_dataset); the
     # first run judged the full set (README, Tests).
+    # Through ansible-runner (python -m validation deploy: progress lines, artifacts kept with the run, which
+    # the secret scan reads), with Ansible's own output for the recap.
     before = _run_dirs()
-    second = _playbook(lab / "site-2.log", "-e", json.dumps(SECOND_RUN_VARS))
+    second = _playbook(lab / "site-2.log", "-e", json.dumps(SECOND_RUN_VARS),
+                       command=(sys.executable, "-m", "validation", "deploy", "--ansible-output"))
     changed = {h: r["changed"] for h, r in second.items() if r["changed"]}
     assert not changed, f"a second site.yml run changed something: {changed} (log {lab / 'site-2.log'})"
     # It measured again (0 changed is not 0 done): a new run directory with its own verdict.
@@ -170,7 +224,8 @@ def test_second_run_reports_zero_changed(lab, first_run):
 
 def test_check_diff_run_reports_zero_changed(lab, first_run):
     before = _run_dirs()
-    check = _playbook(lab / "site-check.log", "--check", "--diff")
+    # -vvv: the most verbose output a site would keep; the secret scan reads this log too.
+    check = _playbook(lab / "site-check.log", "--check", "--diff", "-vvv")
     changed = {h: r["changed"] for h, r in check.items() if r["changed"]}
     assert not changed, f"site.yml --check --diff would change something: {changed}"
     assert "the validation stage measures the live cluster" in (lab / "site-check.log").read_text()
@@ -211,6 +266,13 @@ def test_no_secret_reaches_what_the_runs_wrote(lab, first_run):
     value of the lab inventory appears in any of them. Runs after the other flow tests, so it sees their
     files too."""
     values = _secret_values()
+    for node in PS_NODES:  # stop the samplers; each must have seen processes (it ran)
+        stopped = _lab_ssh(node, "rm -f /run/flow-ps; sleep 3; wc -l < /var/tmp/flow-ps.txt")
+        lines = stopped.stdout.split()
+        assert stopped.returncode == 0 and lines and int(lines[-1]) > 10, \
+            f"the process sampler on {node} did not run: {stopped.stdout!r} {stopped.stderr[-1000:]!r}"
+    ps_logs = sorted(lab.glob("*.ps"))
+    assert ps_logs and all(p.stat().st_size > 100 for p in ps_logs), f"control-node process samples: {ps_logs}"
     fact_cache = Path(os.environ["ANSIBLE_CACHE_PLUGIN_CONNECTION"])
     roots = [lab, fact_cache, *sorted(_run_dirs())]
     files = _files_under(roots)
