@@ -140,6 +140,9 @@ CASES = [
           lambda: lab_ssh("dgx01", "docker rmi nvcr.io/nvidia/pytorch:24.05-py3"), "nvcr.io/nvidia/pytorch:24.05-py3",
           lambda: "nvcr.io/nvidia/pytorch:24.05-py3" in lab_ssh("dgx01", "docker images --format "
                                                                        "'{{.Repository}}:{{.Tag}}'")),
+    Drift("port MTU (sn3700v01 swp2 mtu 1500)", "sn3700v01", "playbooks/fabric.yml",
+          lambda: lab_ssh("sn3700v01", "ip link set swp2 mtu 1500"), "swp2",
+          lambda: "mtu 9216" in lab_ssh("sn3700v01", "ip -o link show swp2")),
     Drift("export clients (powerscale01 /ifs/data/scratch + 198.51.100.99)", "powerscale01",
           "playbooks/storage.yml", add_export_client, "198.51.100.99", export_clients_repaired),
     Drift("SM priority (qm8700-01 sm-priority 3)", "qm8700-01", "playbooks/fabric.yml", set_sm_priority,
