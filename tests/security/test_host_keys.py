@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.handover.handover_inventory import NodeSpec, load_nodes
+from validation.inventory_layers import sources
 
 ROOT = Path(__file__).resolve().parents[2]
 SITES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_dir() and p.name != "lab")
@@ -33,7 +34,7 @@ def test_site_inventories_keep_host_key_checking_on(site):
 
     init_plugin_loader()
     loader = DataLoader()
-    inventory = InventoryManager(loader=loader, sources=[str(ROOT / "inventories" / site)])
+    inventory = InventoryManager(loader=loader, sources=sources(ROOT / "inventories" / site))
     manager = VariableManager(loader=loader, inventory=inventory)
     hosts = inventory.get_hosts()
     assert hosts, f"inventories/{site} lists no host"
