@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
+from validation.inventory_layers import group_vars, inventory_args
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNERS = ROOT / "validation" / "runners"
@@ -44,8 +44,7 @@ class Lab:
             raise SystemExit(f"lab VMs not reachable: {', '.join(down)} (bring the lab up: python -m lab up)")
         self.key = Path(status["run_dir"]) / "ssh" / "id_ed25519"
         self.known_hosts = Path(status["run_dir"]) / "ssh" / "known_hosts"
-        inv = ROOT / "inventories" / "lab" / "group_vars" / "all"
-        self.acceptance = yaml.safe_load((inv / "acceptance.yml").read_text())
+        self.acceptance = group_vars(ROOT / "inventories" / "lab", "acceptance")
 
     def _ssh_base(self, node: str) -> list[str]:
         return ["ssh", "-i", str(self.key), "-p", str(self.nodes[node]["ssh_port"]), "-o", "BatchMode=yes",
@@ -200,7 +199,7 @@ def bench_ddp(lab: Lab) -> bool:
 
 def bench_stage() -> bool:
     t0 = time.time()
-    p = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", "inventories/lab",
+    p = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), *inventory_args("inventories/lab"),
                         "playbooks/validate.yml"], cwd=ROOT, capture_output=True, text=True, timeout=7200)
     wall = time.time() - t0
     latest = subprocess.run([sys.executable, "-m", "validation", "latest"], cwd=ROOT, capture_output=True, text=True)

@@ -11,7 +11,7 @@
   registry/htpasswd             user `lab`, bcrypt (docker-registry accepts bcrypt only)
   registry/config.yml           storage under registry/data, TLS, htpasswd auth, listen address
 then runs /usr/bin/docker-registry, waits for its port, pushes one small stand-in image per repository:tag of
-inventories/lab/group_vars/all/ngc.yml (ngc_images and ngc_optional_images) over the registry HTTP API, prints
+the lab inventory's ngc.yml (ngc_images and ngc_optional_images, over inventories/common's) over the registry HTTP API, prints
 their digests and stays in the foreground with the registry (SIGTERM/SIGINT stop both).
 
 The stand-ins are deterministic (fixed timestamps, owners and gzip header), so their digests are the same on every
@@ -47,8 +47,10 @@ from pathlib import Path
 
 import yaml
 
+from validation.inventory_layers import group_vars
+
 ROOT = Path(__file__).resolve().parent.parent
-NGC_VARS = ROOT / "inventories" / "lab" / "group_vars" / "all" / "ngc.yml"
+LAB_INVENTORY = ROOT / "inventories" / "lab"
 REGISTRY_BIN = "/usr/bin/docker-registry"
 SERVICE_NAME = "registry.lab"
 USER = "lab"
@@ -136,15 +138,16 @@ def build_standin(repository: str, tag: str) -> StandIn:
     return StandIn(repository=repository, tag=tag, config=config, layer=layer, manifest=manifest)
 
 
-def inventory_images(path: Path = NGC_VARS) -> list[tuple[str, str]]:
-    """(repository path, tag) of every ngc_images and ngc_optional_images entry of the lab inventory."""
-    data = yaml.safe_load(path.read_text()) or {}
+def inventory_images(site: Path = LAB_INVENTORY) -> list[tuple[str, str]]:
+    """(repository path, tag) of every ngc_images and ngc_optional_images entry of the lab inventory (its ngc.yml
+    over inventories/common's)."""
+    data = group_vars(site, "ngc")
     registry = str(data.get("ngc_registry", "nvcr.io"))
     found: list[tuple[str, str]] = []
     for entry in list(data.get("ngc_images") or []) + list(data.get("ngc_optional_images") or []):
         name = str(entry["name"])
         if not name.startswith(registry + "/"):
-            raise SystemExit(f"registry: {path}: image {name} is not under {registry}/")
+            raise SystemExit(f"registry: {site}: image {name} is not under {registry}/")
         found.append((name[len(registry) + 1:], str(entry["tag"])))
     return found
 

@@ -210,7 +210,8 @@ def rule_schema(site: Site) -> list[Problem]:
                 if value is MISSING:
                     if var.required:
                         out.append(Problem(host, var.name, MISSING, f"is required by the {group} stage and not set",
-                                           f"set {var.name} (see inventories/production for its meaning)"))
+                                           f"set {var.name}, or give -i inventories/common before the site "
+                                           "(meanings: inventories/common, inventories/production)"))
                     continue
                 if var.name in site.allvars and value == site.allvars[var.name]:
                     continue

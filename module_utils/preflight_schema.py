@@ -2,7 +2,8 @@
 
 Pure data plus a tiny checker. `check(spec, value, path)` returns Findings (path, value, problem, fix); the
 caller (module_utils/preflight_rules.py) attaches the host and the severity. Nothing here knows Ansible.
-The variable model it describes is inventories/production/hosts.yml and group_vars/all/*.yml.
+The variable model it describes is inventories/production/hosts.yml and the group_vars/all/*.yml of
+inventories/common and inventories/production.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class Spec:
         raise NotImplementedError
 
     def bad(self, value: Any, path: str, problem: str, fix: str = "") -> list[Finding]:
-        fallback = "correct it (its meaning is commented in inventories/production)"
+        fallback = "correct it (its meaning is commented in inventories/common or inventories/production)"
         return [Finding(path, value, problem, fix or self.hint or fallback)]
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAP = ROOT / "docs" / "components.md"
-GROUP_VARS = ("inventories/production/group_vars/all", "inventories/lab/group_vars/all")
+COMMON_VARS = "inventories/common/group_vars/all"
+SITE_VARS = ("inventories/production/group_vars/all", "inventories/lab/group_vars/all")
 # A code span that names a file or folder: a path with a slash, or a bare inventory file name.
 PATH_RE = re.compile(r"^[\w.*/-]+(/|\.py|\.yml|\.md)$|^[\w.*-]+/[\w.*/-]+$")
 
@@ -19,14 +20,14 @@ def named_paths(text: str) -> list[str]:
 
 def missing(span: str) -> bool:
     """True when `span` names nothing: a path from the repository root (a glob must match), or a bare
-    inventory file, which both site inventories must have (hosts.yml: each inventory's own)."""
+    inventory file, which the common layer or else both site inventories must have (hosts.yml: each site's own)."""
     if span == "site.yml":
         return not (ROOT / span).is_file()
     if "/" in span:
         return not (any(ROOT.glob(span)) if "*" in span else (ROOT / span).exists())
     if span == "hosts.yml":
         return not all((ROOT / "inventories" / site / "hosts.yml").is_file() for site in ("production", "lab"))
-    return not all((ROOT / folder / span).is_file() for folder in GROUP_VARS)
+    return not ((ROOT / COMMON_VARS / span).is_file() or all((ROOT / folder / span).is_file() for folder in SITE_VARS))
 
 
 def test_every_path_in_the_component_map_exists():

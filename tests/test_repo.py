@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from validation.inventory_layers import inventory_args
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 INVENTORIES = ["inventories/lab", "inventories/production"]
@@ -44,13 +46,13 @@ def test_ci_runs_exactly_the_readme_test_command():
 
 @pytest.mark.parametrize("inventory", INVENTORIES)
 def test_site_syntax_check(inventory):
-    proc = _run([str(VENV_BIN / "ansible-playbook"), "-i", inventory, "--syntax-check", "site.yml"])
+    proc = _run([str(VENV_BIN / "ansible-playbook"), *inventory_args(inventory), "--syntax-check", "site.yml"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("inventory", INVENTORIES)
 def test_inventory_has_every_group(inventory):
-    proc = _run([str(VENV_BIN / "ansible-inventory"), "-i", inventory, "--graph"])
+    proc = _run([str(VENV_BIN / "ansible-inventory"), *inventory_args(inventory), "--graph"])
     assert proc.returncode == 0, proc.stderr
     for group in ("dgx", "powerscale", "sn3700v", "qm8700"):
         assert f"@{group}:" in proc.stdout, f"{inventory} lacks group {group}"

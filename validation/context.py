@@ -12,7 +12,9 @@ from typing import Any
 
 import yaml
 
-# Inventory variables the verdict needs (group_vars/all/*.yml), copied verbatim into the context.
+from .inventory_layers import group_vars as layered_group_vars
+
+# Inventory variables the verdict needs (group_vars/all/*.yml of inventories/common and the site), copied verbatim into the context.
 CONTEXT_VARS = (
     "acceptance_thresholds",
     "acceptance_outlier_max_behind_pct",
@@ -47,7 +49,8 @@ def _walk_hosts(group: dict[str, Any], name: str, out: dict[str, dict[str, Any]]
 
 
 def context_from_inventory(inventory_dir: str | Path, nodes: list[str] | None = None) -> dict[str, Any]:
-    """Build the context dict from an inventory directory (hosts.yml + group_vars/all/*.yml).
+    """Build the context dict from a site inventory directory (hosts.yml + group_vars/all/*.yml, layered after
+    inventories/common as Ansible reads them).
 
     Only plain data is read; Jinja expressions are left as strings (the keys used here hold none).
     """
@@ -55,12 +58,7 @@ def context_from_inventory(inventory_dir: str | Path, nodes: list[str] | None = 
     hosts_doc = _load_yaml(inv / "hosts.yml") or {}
     hosts: dict[str, dict[str, Any]] = {}
     _walk_hosts(hosts_doc.get("all") or {}, "all", hosts, {})
-    group_vars: dict[str, Any] = {}
-    gv_dir = inv / "group_vars" / "all"
-    for path in sorted(gv_dir.glob("*.yml")):
-        doc = _load_yaml(path)
-        if isinstance(doc, dict):
-            group_vars.update(doc)
+    group_vars = layered_group_vars(inv)
     dgx = {h: e["vars"] for h, e in hosts.items() if "dgx" in e["groups"]}
     powerscale = {h: e["vars"] for h, e in hosts.items() if "powerscale" in e["groups"]}
     return build_context(group_vars, dgx, powerscale, nodes or sorted(dgx), site=inv.name)

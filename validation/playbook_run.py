@@ -22,7 +22,7 @@ from getpass import getpass
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import progress
+from . import inventory_layers, progress
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN = "********"
@@ -169,14 +169,16 @@ def run(launch: Launch, planned: tuple[str, ...] = (),
         "ANSIBLE_NOCOLOR": "1",  # the kept stdout is read as text
     }
     printer = _Printer(planned, replan, out, launch.show_ansible)
-    print(f"+ ansible-playbook -i {launch.inventory} {launch.playbook} {' '.join(hide_extra_vars(list(args)))}",
+    layers = inventory_layers.sources(launch.inventory)  # inventories/common, then the site
+    shown = shlex.join(inventory_layers.inventory_args(launch.inventory))
+    print(f"+ ansible-playbook {shown} {launch.playbook} {' '.join(hide_extra_vars(list(args)))}",
           file=out, flush=True)
     with tempfile.TemporaryDirectory(prefix="validation-runner-") as private:
         result = None
         try:
             result = ansible_runner.run(
                 private_data_dir=private, project_dir=str(ROOT), playbook=str(launch.playbook),
-                inventory=launch.inventory, cmdline=shlex.join(args), envvars=envvars,
+                inventory=layers, cmdline=shlex.join(args), envvars=envvars,
                 passwords=passwords or None, suppress_env_files=True, fact_cache_type="none", ident="playbook",
                 quiet=True, event_handler=printer,
             )

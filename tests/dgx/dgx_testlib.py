@@ -22,7 +22,10 @@ def fixture_text(name: str) -> str:
 
 
 def load_group_vars(site: str, feature: str) -> dict:
-    return yaml.safe_load((ROOT / "inventories" / site / "group_vars" / "all" / f"{feature}.yml").read_text())
+    """The variables of `<feature>.yml` as the site resolves them: inventories/common's, then the site's."""
+    from validation.inventory_layers import group_vars
+
+    return group_vars(ROOT / "inventories" / site, feature)
 
 
 def _hosts(site: str) -> dict:

@@ -20,6 +20,8 @@ import pytest
 import yaml
 from dgx_testlib import ROOT, dgx_hosts, load_group_vars
 
+from validation.inventory_layers import inventory_args
+
 pytestmark = pytest.mark.lab
 
 RUN_DIR = ROOT / "lab" / ".run"
@@ -39,7 +41,7 @@ def ssh(node: str, command: str, timeout: int = 120) -> subprocess.CompletedProc
 
 
 def playbook(name: str, *extra: str, timeout: int = 1500) -> tuple[int, str, dict[str, dict[str, int]]]:
-    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), "-i", "inventories/lab", f"playbooks/{name}.yml",
+    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), *inventory_args("inventories/lab"), f"playbooks/{name}.yml",
                            *extra], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     out = proc.stdout + proc.stderr
     OUTPUTS.append(out)

@@ -24,6 +24,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from validation.inventory_layers import group_vars as layered_group_vars
+from validation.inventory_layers import inventory_args
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 PASSWORD = "Qm8700-t3st-Pa55word"  # distinctive, so that a leak is found by a plain substring search
@@ -209,8 +212,9 @@ def pair(request, tmp_path, pki, password_file, host_key):
 
 
 def compute_fabric_vars(**overrides: Any) -> dict[str, Any]:
-    """The lab's compute_fabric.yml, as a test inventory's group_vars (the real file, so the tests track it)."""
-    values = yaml.safe_load((ROOT / "inventories/lab/group_vars/all/compute_fabric.yml").read_text())
+    """The lab's compute_fabric.yml over inventories/common's, as a test inventory's group_vars (the real files, so
+    the tests track them)."""
+    values = layered_group_vars(ROOT / "inventories/lab", "compute_fabric")
     values.update(overrides)
     return values
 
@@ -265,7 +269,9 @@ def run_playbook(inventory: Path, *args: str, playbook: Path = PLAY, env: dict[s
                         "ANSIBLE_CALLBACK_RESULT_FORMAT": "json",
                         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(cache_dir)})
     environment.update(env or {})
-    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(playbook), *args],
+    # a site inventory of the repository goes after inventories/common, as every site does
+    sources = inventory_args(inventory) if ROOT in inventory.resolve().parents else ["-i", str(inventory)]
+    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), *sources, str(playbook), *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=environment)
     output = proc.stdout + proc.stderr
     recap = {m.group(1): {k: int(v) for k, v in (kv.split("=") for kv in m.group(2).split())}

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
+from validation.inventory_layers import group_vars as layered_group_vars
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 PLAYBOOK = Path(__file__).with_name("fabric_role.yml")
@@ -130,8 +132,9 @@ def free_port() -> int:
 
 
 def fabric_vars(**overrides: Any) -> dict[str, Any]:
-    """The storage_fabric group_vars of the lab inventory, for the nvue method against simulators."""
-    data = yaml.safe_load((ROOT / "inventories/lab/group_vars/all/storage_fabric.yml").read_text())
+    """The storage_fabric group_vars of the lab inventory (layered after inventories/common), for the nvue method
+    against simulators."""
+    data = layered_group_vars(ROOT / "inventories/lab", "storage_fabric")
     data.update({"storage_fabric_method": "nvue", "storage_fabric_password": PASSWORD,
                  "sn3700v_verify_wait_seconds": 1, "sn3700v_nvue_apply_timeout": 20,
                  # the simulated switches are NVUE's: confirm its first-apply prompt (takeover tests set false)

@@ -1,4 +1,4 @@
-"""Read the project's inventories (hosts.yml + storage_fabric.yml) into cumulus_fabric_plan settings."""
+"""Read the project's inventories (hosts.yml + storage_fabric.yml, layered after inventories/common) into cumulus_fabric_plan settings."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ from typing import Any
 
 import yaml
 
+from validation.inventory_layers import group_vars
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def settings_for(inventory: str, switch: str, **overrides: Any) -> dict[str, Any]:
     hosts = yaml.safe_load((ROOT / f"inventories/{inventory}/hosts.yml").read_text())["all"]["children"]
-    fabric = yaml.safe_load((ROOT / f"inventories/{inventory}/group_vars/all/storage_fabric.yml").read_text())
+    fabric = group_vars(ROOT / "inventories" / inventory, "storage_fabric")
     nics = {name: h.get("storage_nics", []) for group in ("dgx", "powerscale")
             for name, h in hosts[group]["hosts"].items()}
     me = hosts["sn3700v"]["hosts"][switch]

@@ -9,6 +9,8 @@ import yaml
 from ansible.module_utils.cumulus_fabric import derive_plan
 from ansible.module_utils.cumulus_ifupdown import BEGIN_MARK, END_MARK, check, merge, parse, unknown_options
 
+from validation.inventory_layers import group_vars
+
 from .inventory_data import ROOT, settings_for
 
 TEMPLATES = ROOT / "roles/sn3700v/templates"
@@ -45,7 +47,7 @@ def render(template: str, inventory: str, switch: str, **overrides) -> str:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     defaults = yaml.safe_load((ROOT / "roles/sn3700v/defaults/main.yml").read_text())
     # what tasks/files.yml's set_fact makes of storage_fabric_port_fec (the production inventory's map)
-    site = yaml.safe_load((ROOT / "inventories/production/group_vars/all/storage_fabric.yml").read_text())
+    site = group_vars(ROOT / "inventories/production", "storage_fabric")
     fec = {int(k): str(v) for k, v in site["storage_fabric_port_fec"].items()}
     return env.get_template(template).render(
         sn3700v_plan=plan.as_dict(), inventory_hostname=switch, sn3700v_fec_by_speed=fec,

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from validation.inventory_layers import inventory_args
+
 from .test_files_render import render
 
 pytestmark = pytest.mark.lab
@@ -53,7 +55,7 @@ def put_file(node: str, path: str, text: str) -> None:
 
 
 def fabric(*extra: str) -> tuple[int, str, dict[str, dict[str, int]]]:
-    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), "-i", "inventories/lab", "playbooks/fabric.yml",
+    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), *inventory_args("inventories/lab"), "playbooks/fabric.yml",
                            "--limit", LIMIT, *extra], cwd=ROOT, capture_output=True, text=True, timeout=900)
     out = proc.stdout + proc.stderr
     OUTPUTS.append(out)
@@ -76,7 +78,7 @@ def test_switch_leaves_ansible_no_python():
     # cannot run there and the role must do everything over plain shell commands.
     found = ssh("sn3700v01", "for p in python3 python3.11 python /usr/bin/python3; do command -v $p; done; exit 0")
     assert found.returncode == 0 and found.stdout.strip() == "", found.stdout
-    proc = subprocess.run([str(VENV_BIN / "ansible"), "-i", "inventories/lab", "sn3700v01", "-m", "ansible.builtin.ping"],
+    proc = subprocess.run([str(VENV_BIN / "ansible"), *inventory_args("inventories/lab"), "sn3700v01", "-m", "ansible.builtin.ping"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "python" in (proc.stdout + proc.stderr).lower(), proc.stdout[-2000:]
 
@@ -171,7 +173,7 @@ def test_switch_rejection_is_reported_in_its_own_words():
     # The role's own stanzas with one value only the switch's parser judges (our Python check passes it).
     bad = render("interfaces.managed.j2", "lab", "sn3700v01").replace("bridge-pvid 100", "bridge-pvid abc")
     proc = subprocess.run(
-        [str(VENV_BIN / "ansible"), "-i", "inventories/lab", "sn3700v01", "-m", "cumulus_interfaces",
+        [str(VENV_BIN / "ansible"), *inventory_args("inventories/lab"), "sn3700v01", "-m", "cumulus_interfaces",
          "-a", json.dumps({"stanzas": bad, "owned": ["lo"]})],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     OUTPUTS.append(proc.stdout + proc.stderr)
@@ -187,7 +189,7 @@ def test_unreachable_switch_fails_alone(tmp_path):
         "ansible_host": "127.0.0.1", "ansible_port": 1, "sn3700v_clag_role": "standalone",
         "sn3700v_clag_priority": 2000}}}}}}))
     proc = subprocess.run(
-        [str(VENV_BIN / "ansible-playbook"), "-i", "inventories/lab", "-i", str(extra),
+        [str(VENV_BIN / "ansible-playbook"), *inventory_args("inventories/lab"), "-i", str(extra),
          "tests/fabric_sn3700v/fabric_role.yml", "--limit", "sn3700v"],
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     out = proc.stdout + proc.stderr

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from validation.inventory_layers import sources
+
 USAGE = "pytest tests/handover --hosts=ansible://dgx --ansible-inventory=inventories/<site>"
 
 NEEDED = (
@@ -79,7 +81,7 @@ def load_nodes(inventory: str, pattern: str) -> list[NodeSpec]:
     from ansible.vars.manager import VariableManager
 
     loader = _loader()
-    manager = InventoryManager(loader=loader, sources=[inventory])
+    manager = InventoryManager(loader=loader, sources=sources(inventory))
     variables = VariableManager(loader=loader, inventory=manager)
 
     def templated(host, keys) -> dict[str, Any]:

@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:
 
 from lab.onefs_sim.backends import MemoryBackend  # noqa: E402
 from lab.onefs_sim.server import OneFSSimulator  # noqa: E402
+from validation.inventory_layers import inventory_args  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 API_USER = "svc-ansible"
@@ -133,7 +134,8 @@ def run_playbook(tmp_path: Path, playbook: str, *, inventory: str | None = None,
     if json_output:
         full_env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
     full_env.update(env or {})
-    cmd = [str(VENV_BIN / "ansible-playbook"), "-i", str(inv), str(book), *(args or [])]
+    sources = inventory_args(inv) if inventory_path else ["-i", str(inv)]  # a site of the repository: common first
+    cmd = [str(VENV_BIN / "ansible-playbook"), *sources, str(book), *(args or [])]
     proc = subprocess.run(cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=300)
     data = None
     if json_output:

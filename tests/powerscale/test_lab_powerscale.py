@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from validation.inventory_layers import group_vars, inventory_args
+
 pytestmark = pytest.mark.lab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +34,7 @@ def _yaml(path: Path) -> dict:
 
 
 HOSTS = _yaml(INVENTORY / "hosts.yml")["all"]["children"]
-EXPORTS = _yaml(INVENTORY / "group_vars" / "all" / "exports.yml")
+EXPORTS = group_vars(INVENTORY, "exports")
 POWERSCALE_PORT = HOSTS["powerscale"]["hosts"]["powerscale01"]["ansible_port"]
 DGX_ADDRESSES = sorted(str(ipaddress.ip_interface(nic["address"]).ip)
                        for host in HOSTS["dgx"]["hosts"].values() for nic in host.get("storage_nics", []))
@@ -47,7 +49,7 @@ def ssh(command: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
 
 
 def storage_stage(*extra: str) -> tuple[int, str, dict[str, dict[str, int]]]:
-    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), "-i", "inventories/lab", "playbooks/storage.yml",
+    proc = subprocess.run([str(VENV_BIN / "ansible-playbook"), *inventory_args("inventories/lab"), "playbooks/storage.yml",
                            *extra], cwd=ROOT, capture_output=True, text=True, timeout=1200)
     out = proc.stdout + proc.stderr
     OUTPUTS.append(out)

@@ -14,6 +14,8 @@ from ansible.plugins.loader import init_plugin_loader
 from ansible.vars.hostvars import HostVars
 from ansible.vars.manager import VariableManager
 
+from validation.inventory_layers import COMMON
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -34,11 +36,12 @@ def action_plugin() -> ModuleType:
 
 
 def load_site(*sources: str, offline: bool = True) -> Any:
-    """The Site preflight's inventory phase sees for `-i SOURCE ...` (relative to the repository root)."""
+    """The Site preflight's inventory phase sees for `-i inventories/common -i SOURCE ...` (relative to the
+    repository root): the sources of a site, layered after the common one."""
     plugin_loader()
     loader = DataLoader()
     loader.set_basedir(str(ROOT))
-    inventory = InventoryManager(loader=loader, sources=[str(ROOT / s) for s in sources])
+    inventory = InventoryManager(loader=loader, sources=[str(COMMON), *(str(ROOT / s) for s in sources)])
     variables = VariableManager(loader=loader, inventory=inventory)
     hostvars = HostVars(inventory=inventory, variable_manager=variables, loader=loader)
     groups = {name: [h.name for h in group.get_hosts()] for name, group in inventory.groups.items()}

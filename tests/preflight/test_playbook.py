@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from validation.inventory_layers import inventory_args
+
 from .preflight_sites import action_plugin, load_site
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +40,7 @@ def play(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, list[
 
 @pytest.mark.parametrize("inventory", ["production", "lab"])
 def test_offline_preflight_passes(inventory):
-    rc, out, plays = play("-i", f"inventories/{inventory}", "site.yml", "--tags", "preflight",
+    rc, out, plays = play(*inventory_args(f"inventories/{inventory}"), "site.yml", "--tags", "preflight",
                           "-e", "preflight_offline=true")
     assert rc == 0, out[-4000:]
     assert "preflight (inventory): 0 error(s)" in out
@@ -46,7 +48,7 @@ def test_offline_preflight_passes(inventory):
 
 
 def test_check_mode_preflight_passes_and_changes_nothing():
-    rc, out, _ = play("-i", "inventories/production", "playbooks/preflight.yml", "--check", "--diff",
+    rc, out, _ = play(*inventory_args("inventories/production"), "playbooks/preflight.yml", "--check", "--diff",
                       "-e", "preflight_offline=true")
     assert rc == 0, out[-4000:]
     assert re.search(r"localhost\s+: ok=\d+\s+changed=0", out)
@@ -54,7 +56,7 @@ def test_check_mode_preflight_passes_and_changes_nothing():
 
 def test_targets_supported_pass():
     extra = json.dumps({"dgx_supported_os": HERE_OS, "preflight_target_os": {"sn3700v": HERE_OS}})
-    rc, out, _ = play("-i", "inventories/production", "-i", LOCAL, "playbooks/preflight.yml", "-e", extra)
+    rc, out, _ = play(*inventory_args("inventories/production"), "-i", LOCAL, "playbooks/preflight.yml", "-e", extra)
     assert rc == 0, out[-4000:]
     assert "preflight (targets: 6 checked): 0 error(s)" in out
     assert "not probed (OneFS nodes, reached only through the Platform API): f800-1, f800-2, f800-3, f800-4" in out
@@ -63,7 +65,7 @@ def test_targets_supported_pass():
 def test_targets_unsupported_os_stops_everything():
     extra = json.dumps({"dgx_supported_os": [{"distribution": "Ubuntu", "versions": ["0.0"]}],
                         "preflight_target_os": {"sn3700v": HERE_OS}})
-    rc, out, plays = play("-i", "inventories/production", "-i", LOCAL, "site.yml", "-e", extra)
+    rc, out, plays = play(*inventory_args("inventories/production"), "-i", LOCAL, "site.yml", "-e", extra)
     assert rc != 0
     for host in ("dgx01", "dgx02", "dgx03", "dgx04"):
         assert re.search(rf"^\s*{host}\s+\| dgx_supported_os\s+\|.*ERROR: the host runs an OS release", out, re.M)
@@ -72,7 +74,7 @@ def test_targets_unsupported_os_stops_everything():
 
 def test_unreachable_target_is_an_error_row():
     extra = json.dumps({"dgx_supported_os": HERE_OS, "preflight_target_os": {"sn3700v": HERE_OS}})
-    rc, out, plays = play("-i", "inventories/production", "-i", UNREACHABLE, "site.yml", "-e", extra)
+    rc, out, plays = play(*inventory_args("inventories/production"), "-i", UNREACHABLE, "site.yml", "-e", extra)
     assert rc != 0
     for host, address in (("dgx01", "127.0.0.11"), ("sn3700v02", "127.0.0.22")):
         assert re.search(rf"^\s*{host}\s+\| ansible_host\s+\| {re.escape(address)}\s+\| ERROR: unreachable", out,
@@ -81,7 +83,7 @@ def test_unreachable_target_is_an_error_row():
 
 
 def test_empty_secret_fails_online_and_no_secret_is_printed():
-    rc, out, plays = play("-i", "inventories/production", "site.yml", *LOCAL_ONLY,
+    rc, out, plays = play(*inventory_args("inventories/production"), "site.yml", *LOCAL_ONLY,
                           env={"POWERSCALE_API_PASSWORD": "", "NGC_API_KEY": "sekrit-value-7f3e9"})
     assert rc != 0
     assert re.search(r"^\s*all\s+\| powerscale_api_password\s+\| <secret>\s+\| ERROR: resolves empty.*"
@@ -106,7 +108,7 @@ def test_clear_text_secret_is_found_by_the_collector():
 
 
 def test_limited_run_still_validates_the_whole_inventory():
-    rc, out, plays = play("-i", "inventories/production", "-i", "tests/preflight_cases/storage-address-duplicate/hosts.yml",
+    rc, out, plays = play(*inventory_args("inventories/production"), "-i", "tests/preflight_cases/storage-address-duplicate/hosts.yml",
                           "site.yml", "--limit", "dgx01", "-e", "preflight_offline=true")
     assert rc != 0
     assert re.search(r"^\s*dgx04\s+\| storage_nics\[0\]\.address\s+\|.*ERROR: duplicate address", out, re.M)

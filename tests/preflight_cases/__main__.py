@@ -24,6 +24,8 @@ from pathlib import Path
 
 import yaml
 
+from validation.inventory_layers import inventory_args
+
 ROOT = Path(__file__).resolve().parents[2]
 CASES_DIR = Path(__file__).resolve().parent
 INVENTORY_PLAY = "Preflight | inventory rules"
@@ -77,7 +79,7 @@ def parse_table(output: str) -> list[Row]:
 def command(case: Path, expect: dict) -> list[str]:
     offline = bool(expect.get("offline", True))
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"),
-           "-i", f"inventories/{expect.get('inventory', 'production')}", "-i", str(case / "hosts.yml"),
+           *inventory_args(f"inventories/{expect.get('inventory', 'production')}"), "-i", str(case / "hosts.yml"),
            "site.yml", "--tags", "preflight", "-e", f"preflight_offline={str(offline).lower()}"]
     if not offline:
         # Online cases exercise the controller-side secret checks. Were preflight to pass wrongly, the target

@@ -23,6 +23,7 @@ from lab.onefs_sim.backends import MemoryBackend, render_exports
 from lab.onefs_sim.server import OneFSSimulator
 from lab.runner import substitute
 from lab.topology import load_topology
+from validation.inventory_layers import group_vars, sources
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
@@ -187,7 +188,7 @@ def _lab_exports() -> tuple[str, ipaddress.IPv4Network]:
 
     init_plugin_loader()
     loader = DataLoader()
-    inventory = InventoryManager(loader=loader, sources=[str(ROOT / "inventories" / "lab")])
+    inventory = InventoryManager(loader=loader, sources=sources(ROOT / "inventories" / "lab"))
     host = inventory.get_hosts("powerscale")[0]
     manager = VariableManager(loader=loader, inventory=inventory)
     HostVars(inventory, manager, loader)  # registers itself: templates see hostvars, as in a play
@@ -211,8 +212,7 @@ def _lab_exports() -> tuple[str, ipaddress.IPv4Network]:
 def test_lab_nfs_exports_admit_only_the_storage_network_root_squashed():
     text, subnet = _lab_exports()
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]
-    assert len(lines) == len(yaml.safe_load((ROOT / "inventories/lab/group_vars/all/exports.yml").read_text())
-                             ["powerscale_exports"])
+    assert len(lines) == len(group_vars(ROOT / "inventories/lab", "exports")["powerscale_exports"])
     for line in lines:
         path, *entries = line.split()
         assert entries, line

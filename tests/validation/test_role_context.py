@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT
 
 from validation.context import context_from_inventory
+from validation.inventory_layers import inventory_args
 from validation.thresholds import bounds_for
 
 
@@ -21,7 +22,7 @@ def test_prepare_writes_the_context_the_verdict_uses(tmp_path):
     inventory = "production"
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(ROOT / "roles"))
     p = subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", f"inventories/{inventory}",
+        [str(Path(sys.executable).with_name("ansible-playbook")), *inventory_args(f"inventories/{inventory}"),
          "tests/validation/playbooks/prepare_only.yml", "-e", f"validation_results_dir={tmp_path}",
          "-e", "validate_report_run_id=ctxtest"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout[-3000:]

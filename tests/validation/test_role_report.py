@@ -12,13 +12,15 @@ from pathlib import Path
 
 from conftest import ROOT
 
+from validation.inventory_layers import inventory_args
+
 
 def _report_play(run: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(ROOT / "roles"),
                ANSIBLE_FORCE_COLOR="0")
     nodes = json.loads((run / "context.json").read_text())["nodes"]
     return subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", "inventories/production",
+        [str(Path(sys.executable).with_name("ansible-playbook")), *inventory_args("inventories/production"),
          "tests/validation/playbooks/report_only.yml", "-e", f"validate_report_run_dir={run}",
          "-e", f"validate_report_run={run.name}", "-e", json.dumps({"validate_report_nodes": nodes}), *extra],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

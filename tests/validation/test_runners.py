@@ -12,9 +12,9 @@ import sys
 import types
 
 import pytest
-import yaml
 from conftest import ROOT
 
+from validation.inventory_layers import group_vars
 from validation.verdict import FAIL, PASS, judge_fio_case
 
 RUNNERS = ROOT / "validation" / "runners"
@@ -129,8 +129,8 @@ ENROOT_URI = re.compile(r"^(?:[^@/#\s]+@)?(?:[A-Za-z0-9.-]+(?::\d+)?#)?[a-z0-9._
 
 def production_vars() -> dict:
     out: dict = {}
-    for name in ("ngc.yml", "dgx.yml", "acceptance.yml"):
-        out.update(yaml.safe_load((ROOT / "inventories/production/group_vars/all" / name).read_text()))
+    for feature in ("ngc", "dgx", "acceptance"):
+        out.update(group_vars(ROOT / "inventories/production", feature))
     return out
 
 
