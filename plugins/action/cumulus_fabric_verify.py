@@ -53,6 +53,11 @@ class ActionModule(ActionBase):
         try:
             # With a repair at hand, do not wait long for a state that a reload would fix anyway.
             mismatches = self._mismatches(plan, require_up, min(wait, 10) if repair else wait)
+            if mismatches and repair:
+                # --diff shows what drifted (the files are right: the repair brings the kernel to them).
+                result["diff"] = {"before_header": f"{plan.get('switch')}: live state",
+                                  "after_header": f"{plan.get('switch')}: after `{repair}` (the installed files)",
+                                  "before": "".join(f"{m}\n" for m in mismatches), "after": ""}
             if mismatches and repair and self._task.check_mode:
                 result.update(changed=True, mismatches=mismatches,
                               msg=f"would run `{repair}` to repair: " + "; ".join(mismatches))

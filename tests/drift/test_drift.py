@@ -112,11 +112,13 @@ def mount_opts(node: str, path: str) -> str:
 
 
 def remount_with_retrans() -> None:
-    opts = lab_ssh("dgx02", "awk '$2 == \"/mnt/training\" {print $1}' /proc/mounts").strip()
-    fstab = lab_ssh("dgx02", "awk '$2 == \"/mnt/training\" {print $4}' /etc/fstab").strip()
-    assert opts and "retrans=2" in fstab, (opts, fstab)
-    lab_ssh("dgx02", f"umount /mnt/training && mount -t nfs -o {fstab.replace('retrans=2', 'retrans=5')} "
-                     f"{opts} /mnt/training")
+    """Both shares of the server (they share one NFS client, so one superblock's options: changing one share
+    alone does not take), unmounted and mounted again with retrans=5 instead of the inventory's 2."""
+    script = ("set -e; awk '$2 ~ \"^/mnt/(training|scratch)$\" {print $1, $2, $4}' /etc/fstab > /tmp/drift-mounts; "
+              "awk '{print $2}' /tmp/drift-mounts | xargs umount; "
+              "while read src path opts; do mount -t nfs -o \"$(echo $opts | sed s/retrans=2/retrans=5/)\" "
+              "\"$src\" \"$path\"; done < /tmp/drift-mounts; rm /tmp/drift-mounts")
+    lab_ssh("dgx02", script)
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ CASES = [
     Drift("export clients (powerscale01 /ifs/data/scratch + 198.51.100.99)", "powerscale01",
           "playbooks/storage.yml", add_export_client, "198.51.100.99", export_clients_repaired),
     Drift("SM priority (qm8700-01 sm-priority 3)", "qm8700-01", "playbooks/fabric.yml", set_sm_priority,
-          "sm-priority 15", sm_priority_repaired),
+          "sm.priority: 15", sm_priority_repaired),
 ]
 
 
