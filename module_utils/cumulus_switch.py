@@ -117,14 +117,19 @@ def replace_block(text: str, block: str, marker: str = FRR_MARKER) -> str:
     return "\n".join([*lines[:start], *new, *lines[stop + 1:]]) + "\n"
 
 
-def set_lines(text: str, settings: dict[str, str]) -> str:
-    """``KEY=VALUE`` files (/etc/cumulus/ports.conf): each key's first line set to ``KEY=VALUE`` where it is (later
-    duplicates dropped), a key without a line appended; every other line kept verbatim."""
+def _key_of(line: str) -> str | None:
+    return line.split("=", 1)[0].strip() if "=" in line and not line.lstrip().startswith("#") else None
+
+
+def set_lines(text: str, settings: dict[str, str], key_of: Callable[[str], str | None] = _key_of) -> str:
+    """``KEY=VALUE`` files (/etc/cumulus/ports.conf; the DGX's sysctl.d file with its own ``key_of``): each key's
+    first line set to ``KEY=VALUE`` where it is (later duplicates dropped), a key without a line appended; every
+    other line kept verbatim."""
     lines = text.splitlines()
     seen: set[str] = set()
     out: list[str] = []
     for line in lines:
-        key = line.split("=", 1)[0].strip() if "=" in line and not line.lstrip().startswith("#") else None
+        key = key_of(line)
         if key in settings:
             if key not in seen:
                 out.append(f"{key}={settings[key]}")

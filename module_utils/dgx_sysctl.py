@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ansible.module_utils.cumulus_switch import set_lines
 from ansible.module_utils.dgx_readiness import normalize_sysctl as normalize
 
 COMMENT = ("#", ";")
@@ -33,24 +34,11 @@ def _line_key(line: str) -> str | None:
 
 
 def render_file(existing: str, settings: dict[str, object]) -> str:
-    """The file with every key of ``settings`` set to its value, everything else kept.
-
-    A key's first line is rewritten in place, its later lines (which would override it at boot) are dropped;
-    keys not in the file are appended in the order given. Lines for other keys and comments are kept: the
-    file may hold settings this role does not own."""
-    wanted = {k: normalize(v) for k, v in settings.items()}
-    seen: set[str] = set()
-    out: list[str] = []
-    for line in existing.splitlines():
-        key = _line_key(line)
-        if key in wanted:
-            if key not in seen:
-                out.append(f"{key}={wanted[key]}")
-                seen.add(key)
-            continue
-        out.append(line)
-    out += [f"{k}={v}" for k, v in wanted.items() if k not in seen]
-    return "\n".join(out) + "\n" if out else ""
+    """The file with every key of ``settings`` set to its value, everything else kept (cumulus_switch.set_lines,
+    the one KEY=VALUE merge: a key's first line rewritten in place, its later lines, which would override it at
+    boot, dropped; keys not in the file appended in the order given). Lines for other keys and comments are
+    kept: the file may hold settings this role does not own."""
+    return set_lines(existing, {k: normalize(v) for k, v in settings.items()}, key_of=_line_key)
 
 
 @dataclass
