@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_sysctl import plan, proc_path
+from ansible.module_utils.dgx_sysctl import live_drift, plan, proc_path
 
 DOCUMENTATION = r"""
 ---
@@ -129,11 +129,11 @@ def main() -> None:
         rc, _, err = module.run_command(["sysctl", "-w", f"{key}={wanted}"])
         if rc != 0:
             module.fail_json(msg=f"sysctl -w {key}={wanted} failed (rc {rc}): {err.strip()}", **result)
-    after = plan(None, _read_live(module, list(todo.live)), {k: settings[k] for k in todo.live})
-    if after.live:
+    refused = live_drift(_read_live(module, list(todo.live)), {k: settings[k] for k in todo.live})
+    if refused:
         module.fail_json(
             msg="the kernel did not take "
-            + ", ".join(f"{k}={a} (reads {b})" for k, (b, a) in after.live.items())
+            + ", ".join(f"{k}={a} (reads {b})" for k, (b, a) in refused.items())
             + ": check the value against the kernel's limits",
             **result,
         )

@@ -53,12 +53,13 @@ class SysctlPlan:
         return self.file_text is not None or bool(self.live)
 
 
+def live_drift(live: dict[str, str], settings: dict[str, object]) -> dict[str, tuple[str, str]]:
+    """The keys whose live value (key -> text read from /proc/sys) differs: key -> (live, wanted)."""
+    return {k: (normalize(live[k]), normalize(v)) for k, v in settings.items() if normalize(live[k]) != normalize(v)}
+
+
 def plan(existing: str | None, live: dict[str, str], settings: dict[str, object]) -> SysctlPlan:
-    """Compare the file (None: absent) and the live values (key -> text read from /proc/sys) with ``settings``."""
+    """Compare the file (None: absent) and the live values with ``settings``."""
     text = render_file(existing or "", settings)
-    drift = {
-        k: (normalize(live[k]), normalize(v))
-        for k, v in settings.items()
-        if normalize(live[k]) != normalize(v)
-    }
-    return SysctlPlan(file_text=None if existing is not None and text == existing else text, live=drift)
+    return SysctlPlan(file_text=None if existing is not None and text == existing else text,
+                      live=live_drift(live, settings))

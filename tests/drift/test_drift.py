@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from ansible.module_utils.mlnxos_client import Endpoint, JsonApiTransport
 from ansible.module_utils.onefs import OneFSClient, OneFSConnection
 
 from lab.runner import default_run_dir
+from validation.inventory_layers import group_vars
 
 pytestmark = pytest.mark.lab_drift
 
@@ -34,6 +36,9 @@ RUN_DIR = default_run_dir()
 RECAP = re.compile(r"^(?P<host>\S+)\s+:\s+ok=\d+\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unr>\d+)\s+"
                    r"failed=(?P<failed>\d+)", re.M)
 RESULTS: list[str] = []
+LAB = group_vars(ROOT / "inventories" / "lab")
+QM8700_01 = yaml.safe_load((ROOT / "inventories" / "lab" / "hosts.yml").read_text())["all"]["children"]["qm8700"][
+    "hosts"]["qm8700-01"]
 
 
 def lab_ssh(node: str, script: str) -> str:
@@ -45,7 +50,7 @@ def lab_ssh(node: str, script: str) -> str:
 
 def playbook(name: str, *extra: str) -> tuple[str, dict[str, int]]:
     proc = subprocess.run([str(BIN / "ansible-playbook"), name, *extra], cwd=ROOT, capture_output=True,
-                          text=True, timeout=1800, env=None)
+                          text=True, timeout=1800)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{name} {' '.join(extra)} failed:\n{out[-5000:]}"
     recap = out[out.rfind("PLAY RECAP"):]
@@ -60,7 +65,8 @@ def secret(name: str) -> str:
 
 # ------------------------------------------------------------------------------------ changes by hand
 def onefs() -> OneFSClient:
-    return OneFSClient(OneFSConnection(host="127.0.0.1", port=18080, user="svc-ansible",
+    return OneFSClient(OneFSConnection(host=LAB["powerscale_api_host"], port=LAB["powerscale_api_port"],
+                                       user=LAB["powerscale_api_user"],
                                        password=secret("powerscale_api_password"),
                                        ca_path=str(RUN_DIR / "pki" / "ca.pem"), retries=0))
 
@@ -83,13 +89,14 @@ def export_clients_repaired() -> bool:
     return "198.51.100.99" not in scratch_export(onefs())["clients"]
 
 
-def qm8700(port: int) -> JsonApiTransport:
-    return JsonApiTransport(Endpoint(host="127.0.0.1", username="admin", password=secret("qm8700_api_password"),
-                                     api_port=port, ca_path=str(RUN_DIR / "pki" / "ca.pem")))
+def qm8700() -> JsonApiTransport:
+    return JsonApiTransport(Endpoint(host=QM8700_01["qm8700_api_host"], username=LAB["qm8700_api_user"],
+                                     password=secret("qm8700_api_password"), api_port=QM8700_01["qm8700_api_port"],
+                                     ca_path=str(RUN_DIR / "pki" / "ca.pem")))
 
 
 def set_sm_priority() -> None:
-    api = qm8700(18443)
+    api = qm8700()
     api.login()
     try:
         api.run(["configure terminal", "ib sm sm-priority 3", "exit"])
@@ -98,13 +105,13 @@ def set_sm_priority() -> None:
 
 
 def sm_priority_repaired() -> bool:
-    api = qm8700(18443)
+    api = qm8700()
     api.login()
     try:
         out = json.dumps(api.run(["show running-config"]))
     finally:
         api.close()
-    return "sm-priority 15" in out and "sm-priority 3" not in out
+    return f"sm-priority {QM8700_01['qm8700_sm_priority']}" in out and "sm-priority 3" not in out
 
 
 def mount_opts(node: str, path: str) -> str:
@@ -148,7 +155,7 @@ CASES = [
     Drift("export clients (powerscale01 /ifs/data/scratch + 198.51.100.99)", "powerscale01",
           "playbooks/storage.yml", add_export_client, "198.51.100.99", export_clients_repaired),
     Drift("SM priority (qm8700-01 sm-priority 3)", "qm8700-01", "playbooks/fabric.yml", set_sm_priority,
-          "sm.priority: 15", sm_priority_repaired),
+          f"sm.priority: {QM8700_01['qm8700_sm_priority']}", sm_priority_repaired),
 ]
 
 
