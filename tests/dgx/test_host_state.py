@@ -1,0 +1,129 @@
+"""module_utils/host_state + library/host_state: one read says what the apt/service/file/copy tasks would change.
+
+The rule tested throughout: "in sync" only when the real module would report no change; every doubtful
+case is drift, so the real module runs and judges it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ansible.module_utils.host_state import (
+    FileSeen,
+    FileWant,
+    ServiceWant,
+    file_drift,
+    missing_packages,
+    package_installed,
+    parse_dpkg_status,
+    see_file,
+    service_drift,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# dpkg-query -W -f '${Package}\t${db:Status-Abbrev}\n' bash coreutils nosuchpkg, Debian 12 (rc 1: the unknown
+# name goes to stderr, not stdout); a removed package keeping its config files shows "rc ".
+DPKG_OUT = "bash\tii \ncoreutils\tii \nnfs-common\trc \ndocker.io\tiF \nlibfoo\thi \n"
+
+
+def test_dpkg_status_parsed_per_name():
+    status = parse_dpkg_status(DPKG_OUT)
+    assert status["bash"] == "ii " and status["nfs-common"] == "rc " and "nosuchpkg" not in status
+
+
+@pytest.mark.parametrize(("abbrev", "installed"), [
+    ("ii ", True), ("hi ", True),         # held, installed: apt state=present is satisfied
+    ("rc ", False), ("iF ", False),       # config files only; half-configured
+    ("iiR", False),                        # reinstall required (error flag)
+    ("", False), (None, False),
+])
+def test_installed_means_status_installed_without_error(abbrev, installed):
+    assert package_installed(abbrev) is installed
+
+
+def test_missing_packages_keep_order_and_count_unknown_and_pinned_names():
+    status = parse_dpkg_status(DPKG_OUT)
+    wanted = ["bash", "nfs-common", "nosuchpkg", "coreutils=9.1-1", "docker.io", "libfoo"]
+    assert missing_packages(wanted, status) == ["nfs-common", "nosuchpkg", "coreutils=9.1-1", "docker.io"]
+
+
+def test_service_enabled_and_active_is_in_sync():
+    assert service_drift(ServiceWant("docker"), "enabled\n", "active\n") == []
+
+
+@pytest.mark.parametrize(("enabled", "active", "expect"), [
+    ("disabled", "active", ["docker is-enabled: disabled, want enabled"]),
+    ("static", "active", ["docker is-enabled: static, want enabled"]),   # the service module judges it
+    ("enabled", "inactive", ["docker is-active: inactive, want active"]),
+    ("", "", ["docker is-enabled: no answer, want enabled", "docker is-active: no answer, want active"]),
+])
+def test_service_drift_names_unit_and_state(enabled, active, expect):
+    assert service_drift(ServiceWant("docker"), enabled, active) == expect
+
+
+def test_service_not_required_running_ignores_active():
+    assert service_drift(ServiceWant("docker", enabled=True, started=False), "enabled", "inactive") == []
+
+
+CA = FileWant("/etc/docker/certs.d/m:5000/ca.crt", sha1="AB" * 20, owner="root", group="root", mode="0644")
+
+
+def test_file_in_sync():
+    assert file_drift(CA, FileSeen("file", sha1="ab" * 20, owner="root", group="root", mode=0o644)) == []
+
+
+@pytest.mark.parametrize(("seen", "reason"), [
+    (FileSeen("absent"), "is absent, want file"),
+    (FileSeen("directory", owner="root", group="root", mode=0o755), "is directory, want file"),
+    (FileSeen("file", sha1="cd" * 20, owner="root", group="root", mode=0o644), "content differs"),
+    (FileSeen("file", sha1="ab" * 20, owner="nobody", group="root", mode=0o644), "owner nobody, want root"),
+    (FileSeen("file", sha1="ab" * 20, owner="root", group="root", mode=0o666), "mode 0666, want 0644"),
+])
+def test_file_drift_says_why(seen, reason):
+    drift = file_drift(CA, seen)
+    assert len(drift) == 1 and reason in drift[0] and CA.path in drift[0]
+
+
+def test_see_file_reads_kind_content_and_mode(tmp_path):
+    f = tmp_path / "ca.crt"
+    f.write_bytes(b"-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n")
+    f.chmod(0o640)
+    seen = see_file(str(f), want_sha1=True)
+    assert seen.kind == "file" and seen.mode == 0o640
+    assert seen.sha1 == hashlib.sha1(f.read_bytes()).hexdigest()
+    assert see_file(str(tmp_path), want_sha1=True).kind == "directory"
+    assert see_file(str(tmp_path / "nope"), want_sha1=True).kind == "absent"
+    os.symlink(f, tmp_path / "link")
+    assert see_file(str(tmp_path / "link"), want_sha1=True).kind == "other"
+
+
+def test_module_reads_this_machine(tmp_path):
+    ca = tmp_path / "ca.crt"
+    ca.write_text("pem\n")
+    ca.chmod(0o644)
+    digest = hashlib.sha1(b"pem\n").hexdigest()
+    # --check: the module only reads, so it runs in check mode too
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"host_state": {"packages": ["bash", "nosuchpkg-xyz"],
+                        "files": [{"path": str(tmp_path), "state": "directory"},
+                                  {"path": str(ca), "sha1": digest, "mode": "0644"},
+                                  {"path": str(tmp_path / "absent.crt"), "sha1": digest}]},
+         "register": "r"},
+        {"ansible.builtin.debug": {"msg": "RESULT={{ r | to_json }}"}}]}]))
+    env = {**os.environ, "ANSIBLE_LIBRARY": str(ROOT / "library"), "ANSIBLE_MODULE_UTILS": str(ROOT / "module_utils"),
+           "ANSIBLE_STDOUT_CALLBACK": "json"}
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           "-e", f"ansible_python_interpreter={sys.executable}", "--check", str(playbook)], capture_output=True, text=True, env=env, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    assert result["changed"] is False and result["in_sync"] is False
+    assert result["packages_missing"] == ["nosuchpkg-xyz"]
+    assert list(result["files_drift"]) == [str(tmp_path / "absent.crt")]

@@ -1,0 +1,1 @@
+from host_state import *
