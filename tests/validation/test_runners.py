@@ -83,9 +83,11 @@ def test_remove_tree_refuses_foreign_paths(tmp_path):
 def test_fio_client_server_on_loopback_and_missing_client(tmp_path):
     runner = RUNNERS / "fio_runner.py"
     pidfile = tmp_path / "fio.pid"
-    subprocess.run([sys.executable, str(runner), "--phase=server-start", f"--pidfile={pidfile}",
-                    "--bind=ip:127.0.0.1,18731"], check=True, capture_output=True)
+    started = subprocess.run([sys.executable, str(runner), "--phase=server-start", f"--pidfile={pidfile}",
+                              "--bind=ip:127.0.0.1,18731"], check=True, capture_output=True, text=True)
     try:
+        # the version the report records comes from the binary that serves (roles/validate_fio reads it here)
+        assert json.loads(started.stdout)["version"].startswith("fio-")
         profile = ["--bs=1M", "--size-per-job=8M", "--numjobs=1", "--iodepth=1", "--ioengine=psync", "--direct=0",
                    "--runtime=1", "--drop-caches=0", "--timeout=60"]
         good = [f"--client=dgx01=127.0.0.1:18731={tmp_path / 'scratch' / 'dgx01'}"]

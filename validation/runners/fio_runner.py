@@ -55,7 +55,9 @@ def server(action: str, pidfile: str, bind: str, fio: str) -> int:
             pid = _fio_pid(pidfile)
             if pid is None:
                 raise SystemExit(f"fio --server={bind} did not stay up (no live pid in {pidfile})")
-        print(json.dumps({"fio_server": "running", "pid": pid, "bind": bind}))
+        # the version for the report, from the binary that serves (one remote call less than asking apart)
+        version = subprocess.run([fio, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+        print(json.dumps({"fio_server": "running", "pid": pid, "bind": bind, "version": version}))
         return 0
     if pid is not None:
         os.kill(pid, signal.SIGTERM)
