@@ -206,7 +206,7 @@ CASES: list[Bad] = [
     Bad("json api", "the login page again after logging in again (session not re-established)",
         answer=text(LOGIN_PAGE)),
     Bad("json api", "an HTML page: the JSON gateway is disabled", answer=text(GATEWAY_OFF)),
-    Bad("json api", "the manual's refused-login answer with HTTP 200",
+    Bad("json api", "the manual's ERROR answer (its refused login) to a command request, HTTP 200",
         answer=text('{"status": "ERROR", "status_message": "Invalid username or password"}')),
     Bad("json api", "answer cut in the middle of the running config",
         answer=lambda c, d: cut(envelope(c, d), "interface ib 1/9")),
