@@ -8,7 +8,6 @@ import ssl
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_text
 from ansible.module_utils.cumulus_release import (
     NEWEST,
     OLDEST,
@@ -21,7 +20,7 @@ from ansible.module_utils.cumulus_release import (
     parse_release,
     release_from_nvue_system,
 )
-from ansible.module_utils.nvue_client import NvueClient, NvueError, NvuePrompt, NvueUnreachable
+from ansible.module_utils.nvue_client import NvueClient, NvueError, NvuePrompt, NvueUnreachable, decode_body
 from ansible.module_utils.nvue_fabric import (
     desired,
     differences,
@@ -210,12 +209,7 @@ def _fetcher(module: AnsibleModule):
                     "(ca_path) to the CA bundle that signed the switch's certificate; turn "
                     "storage_fabric_validate_certs (validate_certs) off only deliberately") from exc
             raise NvueUnreachable(f"cannot reach the NVUE API at {where}: {reason}") from exc
-        text = to_text(raw or b"")
-        try:
-            parsed = json.loads(text) if text.strip() else {}
-        except ValueError:
-            parsed = text
-        return status, parsed
+        return status, decode_body(raw)
 
     return fetch
 

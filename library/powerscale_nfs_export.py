@@ -269,8 +269,13 @@ def papi_value(name: str, params: dict[str, Any]) -> Any:
 
 def find_exports(client: OneFSClient, base: str, path: str, zone: str) -> list[dict[str, Any]]:
     wanted = path.rstrip("/")
-    return [e for e in client.get_all(base, "exports", {"zone": zone})
-            if [p.rstrip("/") for p in e.get("paths", [])] == [wanted]]
+    exports = client.get_all(base, "exports", {"zone": zone})
+    for e in exports:
+        paths = e.get("paths")
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            raise OneFSError(f"export {e.get('id')!r} in zone {zone}: the cluster answered paths {paths!r}, expected a "
+                             "list of /ifs paths; this module will not guess which export serves " + wanted)
+    return [e for e in exports if [p.rstrip("/") for p in e["paths"]] == [wanted]]
 
 
 def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:

@@ -139,7 +139,11 @@ def desired_thresholds(given: dict[str, Any] | None, path: str) -> dict[str, Any
 
 
 def current_thresholds(quota: dict[str, Any]) -> dict[str, Any]:
-    t = {name: (quota.get("thresholds") or {}).get(name) for name in THRESHOLDS}
+    thresholds = quota.get("thresholds") or {}
+    if not isinstance(thresholds, dict):
+        raise OneFSError(f"quota {quota.get('id')!r} of {quota.get('path')!r}: the cluster answered thresholds "
+                         f"{thresholds!r}, expected an object of hard, soft, advisory and soft_grace")
+    t = {name: thresholds.get(name) for name in THRESHOLDS}
     if t["soft"] is None:
         t["soft_grace"] = None
     return t

@@ -10,6 +10,38 @@ from __future__ import annotations
 from typing import Any
 
 
+def _objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
+
+
+def _vlan_entries(value: Any) -> bool:
+    return _objects(value) and all(isinstance(v.get("vlan"), int) and isinstance(v.get("vlanEnd", 0), int)
+                                   and isinstance(v.get("flags", []), list) for v in value)
+
+
+def shape_problems(ip_link: Any, bridge_vlan: Any, lo_addr: Any, clag: Any = None) -> list[str]:
+    """Where the commands' JSON is not the shape iproute2 and clagctl print (each command named), so that a
+    garbled answer is reported as such instead of being compared (or crashing the comparison)."""
+    out = []
+    if not _objects(ip_link):
+        out.append(f"`ip -d -j link show` printed {_what(ip_link)}, expected a list of link objects")
+    entries = ([{"ifname": k, "vlans": v} for k, v in bridge_vlan.items()] if isinstance(bridge_vlan, dict)
+               else bridge_vlan)
+    if not _objects(entries) or not all(_vlan_entries(e.get("vlans", [])) for e in entries):
+        out.append(f"`bridge -j vlan show` printed {_what(bridge_vlan)}, expected a list of {{ifname, vlans: "
+                   "[{vlan: N, flags: [...]}]} (or, from older iproute2, {ifname: [{vlan: N, ...}]})")
+    if not _objects(lo_addr) or not all(_objects(e.get("addr_info", [])) for e in lo_addr):
+        out.append(f"`ip -j addr show dev lo` printed {_what(lo_addr)}, expected a list of {{ifname, addr_info: [...]}}")
+    if clag is not None and (not isinstance(clag, dict) or not isinstance(clag.get("status", {}), dict)):
+        out.append(f"`clagctl -j` printed {_what(clag)}, expected an object with a 'status' object")
+    return out
+
+
+def _what(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
 def links_by_name(ip_link: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {link.get("ifname", ""): link for link in ip_link or []}
 

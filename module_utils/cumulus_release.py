@@ -103,6 +103,9 @@ def release_from_lsb(text: str) -> Release:
             fields[key.strip()] = value.strip().strip('"')
     if "cumulus" not in fields.get("DISTRIB_ID", "").lower():
         raise ReleaseError(f"/etc/lsb-release is not Cumulus Linux's (DISTRIB_ID={fields.get('DISTRIB_ID')!r})")
+    if not (fields.get("DISTRIB_RELEASE") or fields.get("DISTRIB_DESCRIPTION")):
+        raise ReleaseError("/etc/lsb-release names Cumulus Linux but no release (no DISTRIB_RELEASE or "
+                           "DISTRIB_DESCRIPTION line): is the file cut?")
     return parse_release(fields.get("DISTRIB_RELEASE") or fields.get("DISTRIB_DESCRIPTION"))
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ansible.module_utils.cumulus_live import compare
+from ansible.module_utils.cumulus_live import compare, shape_problems
 
 FRR_MARKER = "! {mark} sn3700v storage fabric (managed by Ansible role sn3700v)"
 # ifupdown2 `source` patterns the role expands on the switch's shell to find included files: a pattern with
@@ -236,4 +236,7 @@ def live_mismatches(run: Run, plan: dict[str, Any], require_link_up: bool) -> li
             raise SwitchError("the plan has a CLAG peerlink but clagctl is not installed on this switch")
         raw = run("clagctl -j")
         clag = parse_json(raw, "reading the CLAG status") if raw.rc == 0 else None
+    garbled = shape_problems(ip_link, bridge_vlan, lo_addr, clag)
+    if garbled:
+        raise SwitchError("the switch's live state could not be read: " + "; ".join(garbled))
     return compare(plan, ip_link, bridge_vlan, lo_addr, clag, require_link_up)

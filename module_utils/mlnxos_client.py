@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlencode
 
+from ansible.module_utils.strict_json import kind, loads
+
 try:  # inside Ansible (and in the tests, which put ansible on the path)
     from ansible.module_utils.urls import Request, SSLValidationError
 except ImportError:  # pragma: no cover - the client is also usable without Ansible
@@ -117,17 +119,27 @@ def check_results(commands: list[str], payload: Any, transport: str = "json api"
     else:
         raise MlnxosError(f"unexpected JSON API answer (no 'results'): {str(payload)[:300]}")
     if not isinstance(results, list):
-        raise MlnxosError("unexpected JSON API answer: 'results' is not a list")
+        raise MlnxosError(f"unexpected JSON API answer: 'results' is {kind(results)}, expected a list")
+    if len(results) > len(commands):
+        raise MlnxosError(f"unexpected JSON API answer: {len(results)} results for {len(commands)} commands (another "
+                          "request's results mixed in?); nothing of it is used")
     data: list[Any] = []
     for index, command in enumerate(commands):
         if index >= len(results):
             raise MlnxosCommandError(command, "not executed: the switch stopped before this command "
                                      f"({len(results)} of {len(commands)} results)", transport, index)
         result = results[index]
+        if not isinstance(result, dict):
+            raise MlnxosError(f"unexpected JSON API answer: result {index + 1} (for '{command}') is {kind(result)}, "
+                              "expected an object with status and data")
         status = str(result.get("status", "")).upper()
         if status != "OK":
             message = str(result.get("status_message") or "").strip() or f"status {status or 'missing'}"
             raise MlnxosCommandError(str(result.get("executed_command") or command), message, transport, index)
+        executed = " ".join(str(result.get("executed_command") or "").split())
+        if executed and executed.lower() != " ".join(command.split()).lower():
+            raise MlnxosError(f"unexpected JSON API answer: result {index + 1} is for '{executed}', the request sent "
+                              f"'{command}' there (results out of order or from another request)")
         data.append(result.get("data"))
     return data
 
@@ -232,12 +244,17 @@ class JsonApiTransport:
             response = self._open("POST", JSON_PATH, body, {"Content-Type": "application/json"})
             text = response.read().decode("utf-8", "replace")
             try:
-                payload = json.loads(text)
-            except ValueError:
+                payload = loads(text)
+            except ValueError as exc:
                 # An expired session comes back as the login page: log in again once.
                 if attempt == 1 and "login" in (response.geturl() or "") + text[:2000].lower():
                     self.login()
                     continue
+                if text.lstrip().startswith(("{", "[")):
+                    # JSON that breaks off, or names a key twice: the gateway answered, the answer is unusable.
+                    raise MlnxosError(f"JSON API at {self.endpoint.where(self.endpoint.api_port)} answered JSON that "
+                                      f"cannot be read ({exc}): {_scrub(text[:200], self.endpoint.password)}"
+                                      ) from None
                 if not self.answered_json:
                     # Logged in, but the first command request got no JSON: the JSON gateway is off, and
                     # nothing was executed - another transport may run the same commands.
@@ -368,9 +385,9 @@ class CliTransport:
             if command.startswith("show "):
                 text = self._command(command + " | json-print")
                 try:
-                    data.append(json.loads(text) if text else None)
-                except ValueError:
-                    raise MlnxosError(f"'{command} | json-print' did not print JSON: {text[:300]!r}") from None
+                    data.append(loads(text) if text else None)
+                except ValueError as exc:
+                    raise MlnxosError(f"'{command} | json-print' did not print JSON ({exc}): {text[:300]!r}") from None
             else:
                 try:
                     data.append(self._command(command) or None)

@@ -445,11 +445,11 @@ def _rows(data: Any) -> dict[str, dict[str, Any]]:
     return rows
 
 
-def _first(data: Any) -> dict[str, Any]:
+def _first(data: Any, command: str) -> dict[str, Any]:
     if isinstance(data, list):
         data = data[0] if data and isinstance(data[0], dict) else {}
     if not isinstance(data, dict):
-        raise ParseError(f"expected a JSON object, got {type(data).__name__}")
+        raise ParseError(f"{command}: expected a JSON object, got {type(data).__name__} {str(data)[:80]!r}")
     return data
 
 
@@ -490,7 +490,7 @@ def config_lines(data: Any, command: str = "show running-config") -> list[str]:
 
 
 def parse_version(data: Any) -> str:
-    release = _field(_first(data), "Product release")
+    release = _field(_first(data, "show version"), "Product release")
     if not release:
         raise ParseError("show version: no 'Product release'")
     return str(release)
@@ -608,6 +608,10 @@ def parse_ib_interfaces(data: Any) -> dict[str, PortStatus]:
 
 
 def parse_partitions(data: Any) -> dict[str, LivePartition]:
+    """show ib partition: {"NAME": [{"PKey": ..., "ipoib": ..., "mtu": ...}], ...}; any other shape is a ParseError
+    (read as "no partition", it would plan to create every declared one)."""
+    if not isinstance(data, dict) or any(not isinstance(v, (dict, list)) for v in data.values()):
+        raise ParseError(f"show ib partition: expected {{\"NAME\": [{{\"PKey\": ...}}]}}, got {str(data)[:120]!r}")
     parts: dict[str, LivePartition] = {}
     for name, row in _rows(data).items():
         pkey_text = _field(row, "PKey", "pkey")

@@ -5,6 +5,10 @@ merges a subtree into it (null deletes); PATCH /nvue_v1/revision/ID with {"state
 {"ays": "ays_yes"}} applies it; GET /nvue_v1/revision/ID reports the state until it is "applied" (or one of the
 failure states, with the switch's issues in transition.issue). GET /nvue_v1/?rev=applied&filled=false returns
 the applied configuration; GET without rev returns the operational state.
+
+Every answer below 400 must be a JSON object (each documented answer is one): a body that is cut, doubled,
+empty, an HTML page, names a key twice, or is an RFC 7807 problem (``{"status": 4xx, "title", "detail"}``)
+carried by a 2xx status is an NvueError saying what came back, never read as an empty configuration.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from ansible.module_utils.strict_json import kind, loads
 
 # Revision states (NVUE transitions): reached the goal / failed for good / still working.
 APPLIED_STATES = {"applied", "applied_and_saved", "auto_save"}
@@ -27,14 +33,40 @@ APPLY_UNCONFIRMED_BODY = {"state": "apply"}
 SAVE_BODY = {"state": "save", "auto-prompt": {"ays": "ays_yes"}}
 
 
+@dataclass(frozen=True)
+class NotJson:
+    """A response body that is not JSON (or is JSON naming a key twice): its text and why it was refused."""
+
+    text: str
+    reason: str
+
+
+def decode_body(raw: bytes | str | None) -> Any:
+    """A response body as the client reads it: the decoded JSON, else NotJson (empty, cut, HTML, a key twice)."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else (raw or "")
+    if not text.strip():
+        return NotJson(text, "an empty body")
+    try:
+        return loads(text)
+    except ValueError as exc:
+        return NotJson(text, f"a body that is not JSON ({exc})")
+
+
+def is_problem(body: Any) -> bool:
+    """An RFC 7807 problem document, NVUE's error body: {"status": 4xx/5xx, "title": ..., "detail": ...}."""
+    return (isinstance(body, dict) and isinstance(body.get("status"), int) and body["status"] >= 400
+            and isinstance(body.get("title"), str))
+
+
 def revision_state(rev: str, body: Any) -> dict[str, Any]:
     """A revision's {"state", "transition"} from GET /revision/ID, flat or nested under the revision id.
 
     The guides show both: {"state": "applied", ...} and, for a revision stopped at a prompt,
-    {"4": {"state": "ays_fail", ...}} (tests/fixtures/cumulus/real/)."""
+    {"4": {"state": "ays_fail", ...}} (tests/fixtures/cumulus/real/). Nested under another revision's id, the
+    answer is not about `rev`: it is returned as it is, without a state of `rev`."""
     if isinstance(body, dict) and "state" not in body and len(body) == 1:
-        inner = next(iter(body.values()))
-        if isinstance(inner, dict) and "state" in inner:
+        key, inner = next(iter(body.items()))
+        if key == rev and isinstance(inner, dict) and "state" in inner:
             return inner
     return body if isinstance(body, dict) else {}
 
@@ -58,6 +90,8 @@ class NvuePrompt(NvueError):
 
 def error_text(body: Any) -> str:
     """The switch's own words from an error body (problem+json, a revision's issues, or plain text)."""
+    if isinstance(body, NotJson):
+        return body.text.strip()[:300] or "(empty body)"
     if isinstance(body, dict):
         issues = ((body.get("transition") or {}).get("issue") or {}) if "transition" in body else {}
         if issues:
@@ -86,6 +120,15 @@ class NvueClient:
         status, data = self.fetch(method, self._url(path, query), body)
         if status >= 400:
             raise NvueError(f"NVUE {method} {path} answered HTTP {status}: {error_text(data)}", status, data)
+        if isinstance(data, NotJson):
+            raise NvueError(f"NVUE {method} {path} answered HTTP {status} with {data.reason}, expected a JSON "
+                            f"object: {data.text.strip()[:200]!r}", status, data)
+        if not isinstance(data, dict):
+            raise NvueError(f"NVUE {method} {path} answered HTTP {status} with {kind(data)} "
+                            f"({str(data)[:120]!r}), expected a JSON object", status, data)
+        if is_problem(data):
+            raise NvueError(f"NVUE {method} {path} answered HTTP {status} with an error document (status "
+                            f"{data['status']}): {error_text(data)}", status, data)
         return data
 
     def get(self, path: str = "/", rev: str | None = None, filled: bool | None = None) -> Any:
@@ -106,7 +149,12 @@ class NvueClient:
         return self.call("PATCH", path, body=subtree, query={"rev": rev})
 
     def revision(self, rev: str) -> dict[str, Any]:
-        return revision_state(rev, self.call("GET", "/revision/" + urllib.parse.quote(rev, safe="")))
+        body = self.call("GET", "/revision/" + urllib.parse.quote(rev, safe=""))
+        info = revision_state(rev, body)
+        if not isinstance(info.get("state"), str):
+            raise NvueError(f"NVUE GET /revision/{rev} answered no state of revision {rev}: {str(body)[:200]!r}",
+                            body=body)
+        return info
 
     def save(self) -> Any:
         """Save the applied configuration to the startup configuration (needed up to 5.8)."""

@@ -186,7 +186,7 @@ def projection(want: Any, have: Any) -> Any:
     return copy.deepcopy(have)
 
 
-def operational_mismatches(plan: dict[str, Any], interfaces: dict[str, Any], mlag: dict[str, Any] | None,
+def operational_mismatches(plan: dict[str, Any], interfaces: dict[str, Any], mlag: Any,
                            require_link_up: bool = True) -> list[str]:
     """Differences between the plan and NVUE's operational view (GET /nvue_v1/interface and /nvue_v1/mlag)."""
     bridge = plan["bridge"]
@@ -197,16 +197,19 @@ def operational_mismatches(plan: dict[str, Any], interfaces: dict[str, Any], mla
         if live is None:
             out.append(f"{what} {name}: NVUE reports no such interface")
             return
-        link = live.get("link") or {}
+        link = live.get("link") if isinstance(live, dict) else None
+        if not isinstance(link, dict):
+            out.append(f"{what} {name}: NVUE reports {_short(live)} for it, expected an object with a 'link' object")
+            return
         if link.get("mtu") != mtu:
-            out.append(f"{what} {name}: operational MTU {link.get('mtu')}, expected {mtu}")
+            out.append(f"{what} {name}: operational MTU {link.get('mtu')!r}, expected {mtu}")
         if require_link_up and oper_status(link) != "up":
             out.append(f"{what} {name}: oper-status {oper_status(link)!r}, expected 'up'")
-        domains = ((live.get("bridge") or {}).get("domain") or {})
+        domains = _dict(_dict(live.get("bridge")).get("domain"))
         if in_bridge and bridge not in domains:
             out.append(f"{what} {name}: not a member of bridge domain {bridge} (member of {sorted(domains)})")
-        elif access is not None and (domains.get(bridge) or {}).get("access") != access:
-            out.append(f"{what} {name}: access VLAN {(domains.get(bridge) or {}).get('access')}, expected {access}")
+        elif access is not None and _dict(domains.get(bridge)).get("access") != access:
+            out.append(f"{what} {name}: access VLAN {_dict(domains.get(bridge)).get('access')}, expected {access}")
 
     for port in plan.get("ports", []):
         check(port["name"], f"fabric port ({port['description']})", port["mtu"], port["access_vlan"])
@@ -215,10 +218,13 @@ def operational_mismatches(plan: dict[str, Any], interfaces: dict[str, Any], mla
     peer = plan.get("peerlink")
     if peer:
         check(peer["bond"], "peerlink", peer["mtu"], None, in_bridge=False)
-        members = (((interfaces.get(peer["bond"]) or {}).get("bond") or {}).get("member") or {})
+        members = _dict(_dict(_dict(interfaces.get(peer["bond"])).get("bond")).get("member"))
         missing = sorted(set(peer["members"]) - set(members))
         if missing:
             out.append(f"peerlink {peer['bond']}: members {missing} are not in the bond")
+        if mlag is not None and not isinstance(mlag, dict):
+            out.append(f"MLAG state is {_short(mlag)}, expected an object with peer-alive")
+            mlag = None
         if not mlag or mlag.get("peer-alive") is not True:
             out.append(f"MLAG peer is not alive (peer-alive={None if not mlag else mlag.get('peer-alive')!r})")
         elif peer.get("role") in ("primary", "secondary") and mlag.get("local-role") != peer["role"]:
@@ -228,6 +234,11 @@ def operational_mismatches(plan: dict[str, Any], interfaces: dict[str, Any], mla
                        f"{(mlag or {}).get('backup-active')!r}): the peer's eth0 is in the management VRF by default, "
                        "so the backup IP needs its VRF (sn3700v_clag_backup_vrf: mgmt)")
     return out
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """An NVUE subtree read for membership: a value that is not an object counts as empty (so it is reported)."""
+    return value if isinstance(value, dict) else {}
 
 
 def oper_status(link: dict[str, Any]) -> str | None:

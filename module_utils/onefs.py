@@ -16,7 +16,9 @@ documentation and Dell's own clients:
 * bounded retries with exponential backoff on HTTP 5xx and on connection errors, never on 4xx (a 4xx
   is an answer: repeating it gives the same answer) and never on a failed certificate check.
 * PAPI error bodies ``{"errors": [{"code": "AEC_...", "message": "..."}]}`` become :class:`OneFSError`
-  whose text names the method, the path, the HTTP status, the code and the message.
+  whose text names the method, the path, the HTTP status, the code and the message - also when such a body
+  comes with a 2xx status. An answer that is not the JSON the call expects (cut, doubled, an HTML page, a key
+  twice, a collection without its list) is an error naming what was expected, never read as "nothing there".
 * API version discovery: ``GET /platform/latest`` gives the highest PAPI version the cluster serves.
 
 The password is held only in the :class:`OneFSConnection` (``repr=False``) and in the login request body;
@@ -34,6 +36,8 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from ansible.module_utils.strict_json import kind, loads
 
 SESSION_PATH = "/session/1/session"
 SESSION_SERVICES = ["platform", "namespace"]
@@ -325,10 +329,15 @@ class OneFSClient:
             if not data:
                 return None
             try:
-                return json.loads(data)
-            except ValueError:
-                raise OneFSError(f"OneFS API {method} {path}: answer is not JSON: {data[:200]!r}",
+                decoded = loads(data)
+            except ValueError as exc:
+                raise OneFSError(f"OneFS API {method} {path}: answer is not JSON ({exc}): {data[:200]!r}",
                                  status=status, method=method, path=path) from None
+            if isinstance(decoded, dict) and isinstance(decoded.get("errors"), list) and decoded["errors"]:
+                code, text = papi_error_text(data)
+                raise OneFSError(f"OneFS API {method} {path} answered HTTP {status} with an error body: {text}",
+                                 status=status, code=code, method=method, path=path)
+            return decoded
         if status == 404 and ok_missing:
             return None
         code, text = papi_error_text(data)
@@ -350,13 +359,19 @@ class OneFSClient:
         return self.request("DELETE", path, **kw)
 
     def get_all(self, path: str, key: str, query: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Follow PAPI ``resume`` tokens and return every item of a collection."""
+        """Follow PAPI ``resume`` tokens and return every item of a collection.
+
+        Each page must be ``{"<key>": [{...}, ...], "resume": null|"token"}``: anything else (no body, no list,
+        items that are not objects) is an OneFSError, never an empty collection."""
         items: list[dict[str, Any]] = []
         q = dict(query or {})
         while True:
-            data = self.get(path, query=q) or {}
-            items.extend(data.get(key) or [])
+            data = self.get(path, query=q)
+            items.extend(collection_items(data, key, f"GET {path}"))
             resume = data.get("resume")
+            if resume is not None and not isinstance(resume, str):
+                raise OneFSError(f"OneFS API GET {path}: 'resume' is {kind(resume)} ({resume!r}), expected a "
+                                 "token string or null", method="GET", path=path)
             if not resume:
                 return items
             q = {"resume": resume}
@@ -365,7 +380,10 @@ class OneFSClient:
     def api_version(self) -> int:
         """Highest PAPI version served by the cluster (``GET /platform/latest``)."""
         if self._api_version is None:
-            data = self.get("/platform/latest") or {}
+            data = self.get("/platform/latest")
+            if not isinstance(data, dict):
+                raise OneFSError(f"GET /platform/latest answered {kind(data)} ({str(data)[:120]!r}), expected "
+                                 '{"latest": "<version>"}', method="GET", path="/platform/latest")
             latest = str(data.get("latest", ""))
             try:
                 self._api_version = int(latest.split(".")[0])
@@ -380,6 +398,23 @@ class OneFSClient:
             raise OneFSError(f"the cluster serves PAPI up to version {latest}; /{resource} needs {minimum} "
                              "or later (upgrade OneFS)")
         return f"/platform/{min(wanted, latest)}/{resource.lstrip('/')}"
+
+
+def collection_items(data: Any, key: str, what: str) -> list[dict[str, Any]]:
+    """The items of one PAPI collection page ``{"<key>": [{...}, ...]}``; OneFSError for any other answer."""
+    expected = f'{{"{key}": [...]}}'
+    if not isinstance(data, dict):
+        got = "no body (or JSON null)" if data is None else f"{kind(data)} ({str(data)[:120]!r})"
+        raise OneFSError(f"OneFS API {what} answered {got}, expected a JSON object {expected}")
+    items = data.get(key)
+    if not isinstance(items, list):
+        got = f"no '{key}' (keys {sorted(data)[:8]})" if key not in data else f"'{key}' as {kind(items)}"
+        raise OneFSError(f"OneFS API {what} answered {got}, expected {expected}")
+    wrong = [i for i, item in enumerate(items) if not isinstance(item, dict)]
+    if wrong:
+        raise OneFSError(f"OneFS API {what}: item {wrong[0]} of '{key}' is {kind(items[wrong[0]])} "
+                         f"({str(items[wrong[0]])[:80]!r}), expected a JSON object")
+    return items
 
 
 def _short(reason: Any) -> str:
@@ -441,5 +476,7 @@ def run_onefs_module(module: Any, work: Callable[[OneFSClient], dict[str, Any]])
 
 
 def sorted_unique(values: Any) -> list[str]:
-    """Order-insensitive form of a client/flavor list."""
+    """Order-insensitive form of a client/flavor list (a list the cluster answered as anything else: OneFSError)."""
+    if values is not None and not isinstance(values, (list, tuple)):
+        raise OneFSError(f"expected a list of names or addresses, the cluster answered {kind(values)} {values!r}")
     return sorted({str(v).strip() for v in values or []})

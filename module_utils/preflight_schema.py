@@ -594,6 +594,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("qm8700_api_user", Str(), "qm8700"),
     _v("qm8700_validate_certs", Bool(), "qm8700"),
     _v("qm8700_ca_path", Str(nonempty=False), "qm8700", required=False),
+    _v("qm8700_ssh_host_key_checking", Bool(), "qm8700", required=False),
     _v("qm8700_transport", Enum(choices=("json", "cli")), "qm8700"),
     _v("qm8700_ports", ListOf(item=Dict(fields={
         "range": Field(Str(pattern=r"1/\d{1,2}(-1/\d{1,2})?", pattern_text="a port or port range like 1/1-1/16")),
@@ -626,6 +627,9 @@ VARIABLES: tuple[Var, ...] = (
     _v("ngc_singularity_convert", Bool(), "dgx"),
     _v("ngc_singularity_dir", AbsPath(), "dgx", required=False),
     _v("ngc_docker_engine_packages", ListOf(item=Str(), min_len=1), "dgx", required=False),
+    # preflight.yml: the target checks of the non-DGX Linux targets (roles/preflight/README.md)
+    _v("preflight_min_python", Version(), "sn3700v powerscale", required=False),
+    _v("preflight_target_os", MapOf(key=Str(), value=OS_LIST), "sn3700v powerscale", required=False),
     # acceptance.yml
     _v("validation_stages", MapOf(key=Enum(choices=("nccl", "fio", "ddp")),
                                   value=Dict(fields={"enabled": Field(Bool())}), min_len=1), "dgx"),

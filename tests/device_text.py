@@ -1,8 +1,15 @@
-"""Edits of real device outputs for the bad-input corpora (tests/validation/broken.py, tests/dgx/bad_outputs.py)."""
+"""Edits of real device outputs for the bad-input corpora (tests/validation/broken.py, tests/dgx/bad_outputs.py,
+tests/fabric_qm8700/bad_outputs.py, tests/fabric_sn3700v/bad_outputs.py, tests/powerscale/bad_outputs.py), and what
+their suites share: the project's modules on the path, and how one case is judged and printed."""
 
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 
 def ibstat_set(text: str, ca: str, field: str, value: str) -> str:
@@ -11,3 +18,54 @@ def ibstat_set(text: str, ca: str, field: str, value: str) -> str:
     block, nxt, tail = rest.partition("CA '")
     block = re.sub(rf"(?m)^([ \t]+{re.escape(field)}:[ \t]*)[^\n]*", lambda m: m.group(1) + value, block)
     return head + sep + block + nxt + tail
+
+
+# ------------------------------------------------------------------ shared by the device suites of tests/bad_outputs.py
+
+
+def use_project_modules() -> None:
+    """Import the project's modules as Ansible ships them (what tests/conftest.py does for pytest), so that a
+    suite also runs alone with `python -m`: module_utils as ansible.module_utils.<name>, library/ importable."""
+    import ansible.module_utils
+
+    root = Path(__file__).resolve().parents[1]
+    if str(root / "module_utils") not in ansible.module_utils.__path__:
+        ansible.module_utils.__path__.append(str(root / "module_utils"))
+    for path in (root, root / "library"):
+        if str(path) not in sys.path:
+            sys.path.insert(0, str(path))
+
+
+def cut(text: str, at: str, keep: bool = False) -> str:
+    """``text`` broken off just before (or, with keep, just after) the first ``at``: an output cut mid-way."""
+    index = text.index(at)
+    return text[: index + (len(at) if keep else 0)]
+
+
+@dataclass
+class Outcome:
+    """One bad output judged: ``problem`` is None when it was rejected as it must be, with ``reason``."""
+
+    case: Any
+    problem: str | None
+    reason: str = ""
+
+
+def judge_call(case: Any, call: Callable[[], tuple[bool, str]], errors: tuple[type[BaseException], ...]) -> Outcome:
+    """Run what the module runs on a bad output. ``call`` returns (rejected, text) when it comes back (a plan with
+    problems, mismatches: rejected; a result: not); one of ``errors`` with a message is a rejection; anything else
+    raised is a crash, and an error without a message is no clear rejection."""
+    try:
+        rejected, text = call()
+    except errors as exc:
+        message = str(exc).strip()
+        return Outcome(case, None, message) if message else Outcome(case, f"{type(exc).__name__} without a message")
+    except Exception as exc:  # the point of the corpus: a bad output must not crash what reads it
+        return Outcome(case, f"crashed: {type(exc).__name__}: {exc}")
+    return Outcome(case, None, text) if rejected else Outcome(case, f"accepted: {text}")
+
+
+def outcome_line(o: Outcome) -> str:
+    """One line per case: its verdict, the output it broke, and the message (or what went wrong) on one line."""
+    text = " ".join((o.problem or o.reason).split())
+    return f"{'rejected' if o.problem is None else 'WRONG':8} [{o.case.tool}] {o.case.what}: {text[:200]}"

@@ -1,0 +1,25 @@
+"""Issue #16 (bad input): every bad MLNX-OS answer (JSON API or CLI) of tests/fabric_qm8700/bad_outputs.py ends in an MlnxosError or ParseError with its reason, or a plan whose problems stop the module, never in
+"no change", a change or a crash; and the healthy answers the cases are cut from read as no change (else the
+corpus would prove nothing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .bad_outputs import CASES, healthy_passes, judge
+
+
+def test_the_healthy_answers_read_as_no_change():
+    assert healthy_passes()
+
+
+def test_the_corpus_has_a_case_per_answer_and_one_description_each():
+    assert len(CASES) >= 20
+    assert len({(c.tool, c.what) for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.tool}: {c.what}" for c in CASES])
+def test_bad_output_is_rejected_with_a_reason(case):
+    outcome = judge(case)
+    assert outcome.problem is None, outcome.problem
+    assert outcome.reason

@@ -1,0 +1,1 @@
+from strict_json import *
