@@ -16,7 +16,7 @@ SUITES = ("tests/faults/", "tests/faults_lab/")
 PLUGIN_NAME = "faults-summary"
 
 
-@dataclass
+@dataclass(eq=False)  # a pytest plugin object: hashed by identity
 class FaultSummary:
     outcomes: dict[str, str] = field(default_factory=dict)  # nodeid -> passed | missed
 
