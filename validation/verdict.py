@@ -499,6 +499,9 @@ def judge_fio_layout(case_dir: Path, lab: bool) -> list[Check]:
     check, ok = _case_preamble("fio", "layout", meta, lab)
     check.name = "fio_layout"
     if not ok:
+        hint = full_scratch_hint(check.reasons, meta or {})
+        if hint:
+            check.reasons.append(hint)
         return [check]
     problems: list[str] = []
     for sample in meta["samples"]:

@@ -45,9 +45,12 @@ RECAP = re.compile(r"^(?P<host>\S+)\s+:\s+ok=\d+\s+changed=(?P<changed>\d+)\s+un
                    r"failed=(?P<failed>\d+)", re.M)
 IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
 WRONG_PASSWORD = "not-the-lab-mirror-password-7c1e"
-FILL = "/mnt/scratch/faults-quota-fill"
+# In a directory of its own: root is squashed to nobody on the export, and the client's fs.protected_regular refuses
+# an O_CREAT open of a file nobody owns in the world-writable, sticky export root.
+FILL_DIR = "/mnt/scratch/.faults-quota-fill"
+FILL = f"{FILL_DIR}/fill"
 # One sample per case and a short time limit per case: a hung case ends in minutes, not validation_timeout_s (900 s).
-VALIDATE_FAST = ["-e", "validation_repeats=1", "-e", "validation_timeout_s=90"]
+VALIDATE_FAST = ["-e", json.dumps({"validation_repeats": 1, "validation_timeout_s": 90})]  # JSON: integers
 
 
 def stages(*enabled: str) -> list[str]:
@@ -205,7 +208,7 @@ def converged():
     # served, the quota filler gone.
     lab_up()
     must("powerscale01", "systemctl start nfs-server && systemctl is-active nfs-server")
-    must("dgx01", f"rm -f {FILL}")
+    must("dgx01", f"rm -rf {FILL_DIR}")
 
 
 # ------------------------------------------------------------------------------------------------ cases
@@ -213,8 +216,9 @@ def test_registry_refusing_the_login_names_node_registry_and_fix(converged, tmp_
     registry, user = LAB["ngc_mirror"]["registry"], LAB["ngc_mirror"]["username"]
     must("dgx01", f"docker rmi {IMAGE}")
     try:
-        rc, out, elapsed = run(tmp_path, "playbooks/containers.yml", "-e", f"ngc_mirror_password={WRONG_PASSWORD}",
-                               bound_s=BOUND_S["registry"])
+        # the vault's value is wrong (a clear-text -e ngc_mirror_password would be refused by preflight)
+        rc, out, elapsed = run(tmp_path, "playbooks/containers.yml", "-e",
+                               f"vault_ngc_mirror_password={WRONG_PASSWORD}", bound_s=BOUND_S["registry"])
         hosts = recap(out)
         assert rc != 0 and hosts["dgx01"]["failed"] == 1 and hosts["dgx02"]["failed"] == 0, out[-4000:]
         assert f"dgx01: logging in to the registry {registry} as {user} failed:" in out, out[-4000:]
@@ -232,7 +236,8 @@ def test_registry_refusing_the_login_names_node_registry_and_fix(converged, tmp_
 
 def test_full_scratch_quota_fails_fio_naming_the_quota(converged, tmp_path):
     # fill the scratch export's quota (1 GiB hard, inventories/lab exports.yml) from dgx01: dd stops at the quota
-    fill = ssh("dgx01", f"dd if=/dev/zero of={FILL} bs=1M count=1200 oflag=direct conv=fsync 2>&1", timeout=600)
+    fill = ssh("dgx01", f"mkdir -p {FILL_DIR} && dd if=/dev/zero of={FILL} bs=1M count=1200 oflag=direct conv=fsync 2>&1",
+               timeout=600)
     assert re.search(r"No space left on device|Disk quota exceeded", fill.stdout), fill.stdout[-1000:]
     try:
         rc, out, elapsed = run(tmp_path, "playbooks/validate.yml", *VALIDATE_FAST, *stages("fio"),
@@ -245,7 +250,7 @@ def test_full_scratch_quota_fails_fio_naming_the_quota(converged, tmp_path):
         assert "fio_layout[layout]" in verdict["failed"], verdict["failed"]
         assert no_fio_left()
     finally:
-        must("dgx01", f"rm -f {FILL}")
+        must("dgx01", f"rm -rf {FILL_DIR}")
     validation_passes(tmp_path, *stages("fio"))
 
 

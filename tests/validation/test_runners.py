@@ -297,3 +297,17 @@ def test_make_dataset_generates_once_and_again_only_when_the_request_changes(tmp
     assert (target / "shard-00000.bin").stat().st_mtime_ns == stamp
     assert call(["--num-classes", "20"])["changed"] is True  # another request: generated again
     assert not (tmp_path / "train.tmp").exists()
+
+
+def test_fio_layout_that_cannot_create_a_client_directory_records_why(tmp_path):
+    """A full export refuses the client directory: the runner records the reason (exit 0), it does not crash
+    without a record (the verdict then names it; tests/validation/test_verdict.py)."""
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the scratch directory would go\n")
+    out = tmp_path / "layout"
+    proc = subprocess.run([sys.executable, str(RUNNERS / "fio_runner.py"), "--phase=layout", "--case=layout",
+                           f"--out-dir={out}", f"--client=dgx01=127.0.0.1:18732={blocked}/dgx01"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["samples"] == [] and meta["reason"].startswith(f"cannot create the client directory {blocked}/dgx01")

@@ -217,3 +217,19 @@ def test_a_node_that_did_not_finish_is_a_fail_naming_why(production_run, product
     (production_run / "nodes.json").write_text(json.dumps({"nodes": ["dgx01"], "unfinished": [], "unreachable": [],
                                                            "reasons": {}}))
     assert judge_nodes(production_run / "nodes.json") == []
+
+
+def test_a_layout_that_could_not_start_is_a_fail_naming_the_quota(tmp_path):
+    from validation.verdict import judge_fio_layout
+
+    case = tmp_path / "layout"
+    case.mkdir()
+    (case / "meta.json").write_text(json.dumps({
+        "stage": "fio", "case": "layout", "samples": [],
+        "directories": {"dgx01": "/mnt/scratch/.validation-scratch/run1/dgx01"},
+        "reason": "cannot create the client directory /mnt/scratch/.validation-scratch/run1/dgx01: "
+                  "[Errno 122] Disk quota exceeded: '/mnt/scratch/.validation-scratch/run1/dgx01'"}))
+    (check,) = judge_fio_layout(case, lab=True)
+    assert check.status == FAIL and check.label == "fio_layout[layout]"
+    assert "Disk quota exceeded" in check.reasons[0] and "the scratch export is full" in check.reasons[1]
+    assert judge_fio_layout(tmp_path / "absent", lab=True) == []
