@@ -196,8 +196,22 @@ desired:
   returned: always
   type: dict
 applied:
-  description: When a configuration command fails, the commands before it (in the running configuration, unsaved).
+  description: When a configuration command fails, the commands before it that are still in the running
+    configuration (unsaved) because undoing them failed or could not be verified; empty when the running
+    configuration reads back as before the run.
   returned: on a rejected configuration command
+  type: list
+  elements: str
+undone:
+  description: When a configuration command fails, the commands the switch had accepted before it, which were
+    undone (their inverses sent, the running configuration read back as before the run).
+  returned: on a rejected configuration command that was undone
+  type: list
+  elements: str
+undo:
+  description: The inverse commands computed for the accepted commands, when undoing them did not restore the
+    running configuration.
+  returned: on a rejected configuration command that could not be undone
   type: list
   elements: str
 diff:
@@ -223,6 +237,7 @@ from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     plan,
     read_live_state,
     render_state,
+    undo_commands,
     validate_desired,
 )
 
@@ -242,6 +257,39 @@ def argument_spec() -> dict:
         input_names={"type": "dict", "default": {}},
     )
     return spec
+
+
+def refused(switch, params: dict, desired, live, todo, exc: MlnxosCommandError, result: dict) -> dict:
+    """The failure of a plan the switch refused part-way: the commands it accepted before are undone (their
+    inverses, from the state read before the run), the running configuration is read back and compared with it,
+    and only what is still changed is reported as applied. Nothing is saved either way."""
+    label = switch_label(params)
+    applied = todo.commands[:exc.index]
+    undo = undo_commands(applied, live)
+    fix = "Fix what the switch names and run the fabric stage again"
+    commands = (["exit"] if undo.left_in_interface and switch.transport_name == "ssh cli" else []) + undo.commands
+    problem = ""
+    try:
+        if commands:
+            switch.run(commands)
+        back = plan(desired, read_live_state(switch.run)).before
+    except (MlnxosError, ParseError) as undo_exc:
+        problem = f"undoing them failed ({undo_exc})"
+    else:
+        if undo.not_undoable:
+            problem = f"{len(undo.not_undoable)} of them have no inverse ({'; '.join(undo.not_undoable)})"
+        elif back != todo.before:
+            problem = "the running configuration does not read back as before the run"
+    if not problem:
+        done = (f"The {len(applied)} command(s) it accepted before were undone and the" if applied else
+                "Nothing was applied: the")
+        return {**result, "changed": False, "applied": [], "undone": applied,
+                "msg": f"{label}: {exc}. {done} running configuration reads back as before the run; nothing was "
+                       "saved. " + fix}
+    return {**result, "changed": True, "applied": applied, "undo": undo.commands,
+            "msg": f"{label}: {exc}. It had accepted {len(applied)} command(s) before ({'; '.join(applied)}), and "
+                   f"{problem}: they are in the running configuration, not saved (no configuration write). Reload "
+                   f"the switch to return to its saved configuration, or run the fabric stage again once fixed"}
 
 
 def main() -> None:
@@ -285,11 +333,7 @@ def main() -> None:
             try:
                 switch.run(todo.commands)
             except MlnxosCommandError as exc:
-                applied = todo.commands[:exc.index]
-                module.fail_json(
-                    msg=f"{switch_label(params)}: {exc}. {len(applied)} command(s) before it are in the running "
-                    "configuration, which was not saved (no configuration write): fix the cause and run again, "
-                    "or reload the switch to return to its saved configuration", applied=applied, **result)
+                module.fail_json(**refused(switch, params, desired, live, todo, exc, result))
             switch.run(["configuration write"])
             result["saved"] = True
     except (MlnxosError, ParseError) as exc:

@@ -20,7 +20,14 @@ from ansible.module_utils.cumulus_release import (
     parse_release,
     release_from_nvue_system,
 )
-from ansible.module_utils.nvue_client import NvueClient, NvueError, NvuePrompt, NvueUnreachable, decode_body
+from ansible.module_utils.nvue_client import (
+    NvueClient,
+    NvueError,
+    NvuePrompt,
+    NvueRejected,
+    NvueUnreachable,
+    decode_body,
+)
 from ansible.module_utils.nvue_fabric import (
     desired,
     differences,
@@ -281,7 +288,11 @@ def main() -> None:
             revision = client.create_revision()
             result["revision"] = revision
             client.patch(revision, want)
-            result["state"] = client.apply(revision, timeout=params["apply_timeout"], confirm=params["takeover"])
+            try:
+                result["state"] = client.apply(revision, timeout=params["apply_timeout"], confirm=params["takeover"])
+            except NvueRejected as exc:
+                result["state"] = exc.state
+                module.fail_json(**rejected(client, switch, exc, applied, result))
             remaining = differences(want, normalise_vlans(client.get("/", rev="applied", filled=False) or {}))
             if remaining:
                 module.fail_json(msg=f"NVUE reports revision {revision} applied, but the applied configuration still "
@@ -319,6 +330,27 @@ def main() -> None:
     except NvueError as exc:
         module.fail_json(msg=f"{switch}: {exc}{_status_hint(exc, expected)}", **result)
     module.exit_json(**result)
+
+
+def rejected(client: NvueClient, switch: str, exc: NvueRejected, applied: dict, result: dict) -> dict:
+    """The failure of a revision the switch refused: whether its applied configuration is still the one read before
+    the run (read back), so that nothing is reported as applied that was not, and what to do."""
+    try:
+        now = normalise_vlans(client.get("/", rev="applied", filled=False) or {})
+    except NvueError as read_exc:
+        return {**result, "changed": True,
+                "msg": f"{switch}: {exc}. The applied configuration could not be read back ({read_exc}): check "
+                       "`nv config diff applied` and `nv config history` on the switch before running the fabric "
+                       "stage again"}
+    if now == applied:
+        return {**result, "changed": False,
+                "msg": f"{switch}: {exc}. Nothing was applied: the switch refused the revision as a whole and its "
+                       "applied configuration is unchanged (read back). Fix what the switch names (the inventory's "
+                       "storage_nics, storage_fabric.yml) and run the fabric stage again"}
+    return {**result, "changed": True,
+            "msg": f"{switch}: {exc}. The applied configuration changed nevertheless (read back: "
+                   f"{'; '.join(differences(now, applied)[:20]) or 'outside the subtree the role owns'}): check "
+                   "`nv config history` on the switch, fix what it names and run the fabric stage again"}
 
 
 def _release(module: AnsibleModule, client: NvueClient, switch: str, expected: Release | None) -> Release:

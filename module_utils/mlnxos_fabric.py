@@ -892,6 +892,100 @@ def plan(desired: DesiredState, live: LiveState) -> Plan:
     return result
 
 
+@dataclass
+class Undo:
+    """How to put back what an accepted prefix of a plan changed (see :func:`undo_commands`)."""
+
+    commands: list[str] = field(default_factory=list)
+    not_undoable: list[str] = field(default_factory=list)  # accepted commands with no known inverse
+    left_in_interface: bool = False  # the prefix stopped inside an `interface ib P` block (the CLI is still there)
+
+
+def _undo_port(command: str, before: LivePort | None) -> str | None:
+    """The inverse of one interface-context command, from the port as it was read before the run."""
+    if before is None:
+        return None
+    verb = command.split()[0] if not command.startswith("no ") else command.split()[1]
+    if verb == "speed":
+        return f"speed {' '.join(before.speeds)} force" if before.speeds else None
+    if verb == "description":
+        return f"description {_quote(before.description)}" if before.description else "no description"
+    if verb == "shutdown":
+        return "no shutdown" if before.admin_enabled else "shutdown"
+    return None
+
+
+def _undo_global(command: str, live: LiveState, created: set[str]) -> str | None:
+    """The inverse of one global configuration command of a plan, from the live state read before the run."""
+    words = command.split()
+    negate = words[0] == "no"
+    rest = words[1:] if negate else words
+    if rest[0] == "hostname":
+        return f"hostname {live.hostname}" if live.hostname else None
+    if (rest[:2] == ["ntp", "server"] and len(rest) == 3) or (rest[0] == "logging" and len(rest) == 2):
+        return " ".join(rest) if negate else f"no {command}"
+    if rest == ["ntp", "enable"]:
+        return "no ntp enable" if not negate else "ntp enable"
+    if rest == ["ib", "sm"]:
+        return "ib sm" if negate else "no ib sm"
+    if rest[:3] == ["ib", "sm", "sm-priority"]:
+        return f"ib sm sm-priority {live.sm_priority}" if live.sm_priority is not None else None
+    if rest[:2] == ["ib", "partition"] and len(rest) >= 4:
+        name, verb = rest[2], rest[3]
+        if verb == "pkey":
+            created.add(name)
+            return f"no ib partition {name} force"
+        if name in created:
+            return ""  # removed with the partition itself
+        current = live.partitions.get(name)
+        if current is None:
+            return None
+        if verb == "ipoib":
+            return f"{'' if current.ipoib else 'no '}ib partition {name} ipoib force"
+        if verb == "mtu" and current.ib_mtu:
+            return f"ib partition {name} mtu {current.ib_mtu} force"
+    return None
+
+
+def undo_commands(applied: list[str], live: LiveState) -> Undo:
+    """Commands that put back what ``applied`` changed: the commands of a plan the switch accepted before it
+    refused one, in the order sent; ``live`` is the state read before the run. The inverses are the plan's own
+    command forms (the speeds as the running configuration lists them, the partition's `force` removal); a
+    module-type change has none (it resets the cage's ports) and is reported instead."""
+    undo = Undo()
+    blocks: list[list[str]] = []
+    created: set[str] = set()
+    port: str | None = None
+    inner: list[str] = []
+    for command in applied:
+        words = command.split()
+        if words[:2] == ["interface", "ib"] and len(words) == 3:
+            port, inner = words[2], []
+            continue
+        if port is not None and command == "exit":
+            blocks.append(interface_block(port, list(reversed(inner))))
+            port = None
+            continue
+        if port is not None:
+            back = _undo_port(command, live.ports.get(port))
+            if back is None:
+                undo.not_undoable.append(f"interface ib {port} {command}")
+            else:
+                inner.append(back)
+            continue
+        back = None if "module-type" in words else _undo_global(command, live, created)
+        if back is None:
+            undo.not_undoable.append(command)
+        elif back:
+            blocks.append([back])
+    if port is not None:
+        undo.left_in_interface = True
+        blocks.append(interface_block(port, list(reversed(inner))))
+    for block in reversed(blocks):
+        undo.commands.extend(block)
+    return undo
+
+
 def render_state(view: dict[str, Any]) -> str:
     """Stable, line-oriented text for Ansible's --diff (one setting per line)."""
     lines: list[str] = []

@@ -84,6 +84,14 @@ class NvueUnreachable(NvueError):
     """The API could not be reached at all (refused, timed out, TLS failure)."""
 
 
+class NvueRejected(NvueError):
+    """The switch refused a revision at apply (one of FAILED_STATES, e.g. ``invalid`` with its issues)."""
+
+    def __init__(self, message: str, state: str, body: Any = None):
+        super().__init__(message, body=body)
+        self.state = state
+
+
 class NvuePrompt(NvueError):
     """An unconfirmed apply stopped at NVUE's "Are you sure?" prompt (state ays_fail); nothing was applied."""
 
@@ -180,7 +188,8 @@ class NvueClient:
                 raise NvuePrompt(f"NVUE revision {rev} stopped at NVUE's confirmation prompt (ays_fail: "
                                  f"{error_text(info)}; {(info.get('transition') or {}).get('progress', '')})", body=info)
             if state in FAILED_STATES:
-                raise NvueError(f"NVUE revision {rev} ended in state {state!r}: {error_text(info)}", body=info)
+                raise NvueRejected(f"NVUE revision {rev} ended in state {state!r}: {error_text(info)}", state,
+                                   body=info)
             if clock() >= deadline:
                 progress = (info.get("transition") or {}).get("progress", "")
                 raise NvueError(

@@ -58,6 +58,17 @@ ONEFS_ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
 }
 
 
+# What to do, appended to each failure the cluster (not the inventory) caused. The storage stage is idempotent:
+# a re-run reads the cluster and sends only what is still missing.
+SERVER_ERROR_FIX = ("The cluster kept answering with a server error: check its health (`isi status` on a node) "
+                    "and the API service of that node, then run the storage stage again")
+HUNG_FIX = ("Check the API service of that node (`isi status`, the node's load), raise powerscale_api_timeout_s "
+            "only if the cluster is known to be slow, then run the storage stage again: it reads the cluster first "
+            "and sends only what is still missing")
+UNREACHABLE_FIX = ("Check that powerscale_api_host and powerscale_api_port reach a node's management address and "
+                   "that the API service runs there, then run the storage stage again")
+
+
 class OneFSError(Exception):
     """A failed Platform API call, with a message fit for an operator (never any credential)."""
 
@@ -152,6 +163,12 @@ def backoff_delays(retries: int, first: float, cap: float = 30.0) -> list[float]
     return [min(cap, first * (2**i)) for i in range(retries)]
 
 
+def worst_case_seconds(conn: OneFSConnection) -> float:
+    """The longest one logical request can take before it fails: every attempt waits ``timeout`` (a hung
+    cluster), plus the pauses between them. With the defaults (30 s, 4 retries, 1 s first pause): 165 s."""
+    return (conn.retries + 1) * conn.timeout + sum(backoff_delays(conn.retries, conn.retry_backoff))
+
+
 class OneFSClient:
     """A session-authenticated Platform API client.
 
@@ -213,9 +230,14 @@ class OneFSClient:
 
     def _send(self, method: str, path: str, query: dict[str, Any] | None, body: bytes | None,
               headers: dict[str, str]) -> tuple[int, bytes, Any]:
-        """One logical request with bounded retries on 5xx and connection errors."""
+        """One logical request with bounded retries on 5xx and connection errors.
+
+        A request that was sent and got no answer within ``timeout`` (the cluster hangs) is repeated only when
+        repeating it is harmless: never a POST, which the cluster may have carried out (a second POST of an
+        export would create a second export of the same path)."""
         delays = backoff_delays(self.conn.retries, self.conn.retry_backoff)
         attempt = 0
+        where = f"OneFS API {method} {path} on {self.conn.base_url}"
         while True:
             attempt += 1
             try:
@@ -230,11 +252,21 @@ class OneFSClient:
                         method=method, path=path,
                     ) from None
                 self.calls.append((method, path, None))
+                # urllib wraps what fails before the request is sent (connect, TLS handshake) in URLError; a
+                # bare timeout comes from waiting for the answer to a request the cluster received.
+                unanswered = isinstance(exc, TimeoutError) and not isinstance(exc, urllib.error.URLError)
+                if unanswered and (method == "POST" or attempt > len(delays)):
+                    raise OneFSError(
+                        f"{where}: no answer within api_timeout={self.conn.timeout:g}s (powerscale_api_timeout_s), "
+                        f"{attempt} attempt(s): the cluster took the request and did not answer"
+                        + (" (a POST is not repeated: the cluster may have carried it out)" if method == "POST"
+                           else f" (api_retries={self.conn.retries})")
+                        + f". {HUNG_FIX}", method=method, path=path,
+                    ) from None
                 if attempt > len(delays):
                     raise OneFSError(
-                        f"OneFS API {method} {path} on {self.conn.base_url}: connection failed after "
-                        f"{attempt} attempt(s): {_short(reason)}",
-                        method=method, path=path,
+                        f"{where}: connection failed after {attempt} attempt(s): {_short(reason)}. "
+                        f"{UNREACHABLE_FIX}", method=method, path=path,
                     ) from None
                 self._sleep(delays[attempt - 1])
                 continue
@@ -245,8 +277,8 @@ class OneFSClient:
             if status >= 500:
                 code, text = papi_error_text(data)
                 raise OneFSError(
-                    f"OneFS API {method} {path} failed with HTTP {status} after {attempt} attempt(s) "
-                    f"(api_retries={self.conn.retries}): {text or 'no error body'}",
+                    f"{where} failed with HTTP {status} after {attempt} attempt(s) "
+                    f"(api_retries={self.conn.retries}): {text or 'no error body'}. {SERVER_ERROR_FIX}",
                     status=status, code=code, method=method, path=path,
                 )
             return status, data, resp_headers
@@ -467,12 +499,35 @@ def run_onefs_module(module: Any, work: Callable[[OneFSClient], dict[str, Any]])
         result = work(client)
     except OneFSError as exc:
         client.logout()
-        module.fail_json(msg=exc.message, status=exc.status, code=exc.code,
-                         api_calls=[list(c) for c in client.calls])
+        done = changes_made(client.calls)
+        module.fail_json(msg=f"{sentence(exc.message)} {changes_text(done)}.", status=exc.status, code=exc.code,
+                         changed=bool(done), changes_made=done, api_calls=[list(c) for c in client.calls])
         return
     client.logout()
     result.setdefault("api_calls", [list(c) for c in client.calls])
     module.exit_json(**result)
+
+
+def sentence(text: str) -> str:
+    """``text`` closed with a full stop (unless it ends with one already)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def changes_made(calls: list[tuple[str, str, int | None]]) -> list[str]:
+    """The changing calls the cluster accepted (2xx), as "METHOD path", in order: what a failed task had already
+    done. The session login and logout are not changes."""
+    return [f"{method} {path}" for method, path, status in calls
+            if method in MUTATING_METHODS and not path.startswith(SESSION_PATH) and status is not None
+            and 200 <= status < 300]
+
+
+def changes_text(done: list[str]) -> str:
+    """The sentence a failure ends with: nothing changed, or which changes were made before it."""
+    if not done:
+        return "This task changed nothing on the cluster"
+    return (f"Before the failure this task had already changed the cluster ({'; '.join(done)}); the next run "
+            "reads it back and completes what is missing")
 
 
 def sorted_unique(values: Any) -> list[str]:

@@ -20,6 +20,8 @@ import functools
 import itertools
 import json
 import math
+import os
+import re
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -472,6 +474,54 @@ def fio_job_problems(result: parse_fio.FioResult, meta: dict[str, Any]) -> list[
     return out
 
 
+# fio's words for a full file system or quota: errno 28 (ENOSPC: an XFS project quota and OneFS SmartQuotas
+# answer it over NFS) and 122 (EDQUOT), as "error N" of a job or fio's own "err=N" / strerror text.
+_FULL = re.compile(r"(?:\berror (?:28|122)\b|\berr=\s*(?:28|122)\b|No space left on device|Disk quota exceeded)")
+
+
+def full_scratch_hint(problems: list[str], meta: dict[str, Any]) -> str | None:
+    """When fio failed because the scratch export is full, the reason and the fix (None otherwise)."""
+    if not any(_FULL.search(p) for p in problems):
+        return None
+    where = sorted({os.path.dirname(str(d).rstrip("/")) for d in (meta.get("directories") or {}).values()})
+    return (f"the scratch export is full (ENOSPC/EDQUOT writing {', '.join(where) or 'the file set'}): its directory "
+            "quota (powerscale_quotas, hard threshold) or the file system has no room for the fio file set; free "
+            "space on the export or raise the quota, then run the validate stage again")
+
+
+def judge_fio_layout(case_dir: Path, lab: bool) -> list[Check]:
+    """The layout (the file set written before the reads) is informational while it works; when it was recorded and
+    broke (fio's error, exit status, time limit), a FAIL with fio's words: a read of a file set that was never
+    written whole cannot be judged as a read of it."""
+    meta = _load_meta(case_dir)
+    if meta is None:
+        return []
+    check, ok = _case_preamble("fio", "layout", meta, lab)
+    check.name = "fio_layout"
+    if not ok:
+        hint = full_scratch_hint(check.reasons, meta or {})
+        if hint:
+            check.reasons.append(hint)
+        return [check]
+    problems: list[str] = []
+    for sample in meta["samples"]:
+        problems.extend(_sample_problems(meta, sample))
+        path = case_dir / str(sample.get("file") or "")
+        try:
+            problems.extend(f"{sample.get('file')}: {e}"
+                            for e in parse_fio.parse(path.read_text(encoding="utf-8", errors="replace")).errors)
+        except (OSError, parse_fio.FioParseError) as exc:
+            problems.append(f"{sample.get('file')}: {exc}")
+    if not problems:
+        return []
+    check.status = FAIL
+    check.reasons.extend(problems)
+    hint = full_scratch_hint(problems, meta)
+    if hint:
+        check.reasons.append(hint)
+    return [check]
+
+
 @judge_guard("fio", lambda: ([], {}))
 def judge_fio_case(case_dir: Path, case: str, lab: bool, repeats: int | None = None
                    ) -> tuple[Check, list[float | None], dict[str, list[float]]]:
@@ -533,6 +583,9 @@ def judge_fio_case(case_dir: Path, case: str, lab: bool, repeats: int | None = N
             check.reasons.extend(problems)
             value = None
         values.append(value)
+    hint = full_scratch_hint(check.reasons, meta)
+    if hint:
+        check.reasons.append(hint)
     return check, values, per_client
 
 
@@ -717,6 +770,36 @@ def load_baseline(ctx: dict[str, Any], base_dir: Path | None = None) -> dict[str
             if c.get("kind") == "performance" and c.get("value") is not None}
 
 
+def judge_nodes(path: Path) -> list[Check]:
+    """A FAIL per DGX that did not finish its measurements (nodes.json, written by the report play after it tried
+    to reach each one again), with why and what to do. A run directory without nodes.json (one judged again, or
+    made before it existed) adds nothing: its missing measurements fail on their own."""
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        unfinished = [str(n) for n in data["unfinished"]]
+        unreachable = {str(n) for n in data.get("unreachable") or []}
+        reasons = {str(k): str(v) for k, v in (data.get("reasons") or {}).items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return [Check(name="node_finished", stage="report", kind="sanity", status=FAIL,
+                      reasons=[f"{path.name} cannot be read ({exc}): which nodes finished is unknown"])]
+    checks = []
+    for node in unfinished:
+        why = f": {reasons[node].strip()[:300]}" if reasons.get(node, "").strip() else ""
+        if node in unreachable:
+            text = (f"{node} was unreachable during the validation stage and still is{why}. Its measurements are "
+                    "missing. Make it reachable over SSH (power it on, check its management network), then run the "
+                    "validate stage again")
+        else:
+            text = (f"{node} did not finish its measurements: a task failed on it (its error is in the stage's "
+                    "output), or it was unreachable for a while and answers again. Fix the cause, then run the "
+                    "validate stage again")
+        checks.append(Check(name="node_finished", stage="report", kind="sanity", status=FAIL, instance=node,
+                            reasons=[text]))
+    return checks
+
+
 def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     """Judge every stage of a run directory against ctx. Pure apart from reading run_dir."""
     nodes = list(ctx.get("nodes") or [])
@@ -730,6 +813,7 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
         baseline = {}
         checks.append(Check(name="baseline", stage="report", kind="sanity", status=FAIL,
                             reasons=[f"acceptance_baseline.path cannot be read: {exc}"]))
+    checks.extend(judge_nodes(run_dir / "nodes.json"))
     raw = run_dir / "raw"
     models = ctx.get("dgx_models") or {}
     repeats = _repeats(ctx)
@@ -754,6 +838,7 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
             instance = case_nodes[0] if kind == "single" else ("+".join(case_nodes) if kind == "pair" else None)
             checks.append(_perf_check(ctx, metric, instance, samples, sanity.status == PASS, lab, baseline, case))
     if enabled("fio"):
+        checks.extend(judge_fio_layout(raw / "fio" / "layout", lab))
         node_values: dict[str, float | None] = {}
         for n in nodes:
             sanity, samples, _clients = judge_fio_case(raw / "fio" / f"node-{n}", f"node-{n}", lab, repeats)

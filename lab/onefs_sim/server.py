@@ -53,17 +53,31 @@ MUTATING = {"POST", "PUT", "DELETE", "PATCH"}
 
 @dataclass
 class Fault:
-    """Answer matching requests with ``status`` (``count`` times, or forever when count is None)."""
+    """Answer matching requests with ``status`` (``count`` times, or forever when count is None).
+
+    ``after``: let that many matching requests through first (a fault that starts mid-run, e.g. between the
+    first and the second export's POST). ``hang``: hold each faulted request that many seconds before answering
+    (a cluster that accepts the connection and does not answer: the client's timeout must end the wait)."""
 
     status: int = 500
     count: int | None = 1
     method: str | None = None
     path_prefix: str | None = None
     message: str = "Injected fault (simulator)"
+    code: str = "AEC_SYSTEM_INTERNAL_ERROR"
+    after: int = 0
+    hang: float = 0.0
 
     def matches(self, method: str, path: str) -> bool:
         return (self.method is None or self.method == method) and (
             self.path_prefix is None or path.startswith(self.path_prefix))
+
+    def fires(self) -> bool:
+        """Count one matching request; True when this one is faulted (False while ``after`` lets it through)."""
+        if self.after > 0:
+            self.after -= 1
+            return False
+        return True
 
 
 @dataclass
@@ -289,12 +303,17 @@ class PapiHandler(BaseHTTPRequestHandler):
         try:
             with sim.lock:
                 fault = next((f for f in sim.faults if f.matches(method, path)), None)
-                if fault is not None:
-                    if fault.count is not None:
-                        fault.count -= 1
-                        if fault.count <= 0:
-                            sim.faults.remove(fault)
-                    raise PapiError(fault.status, "AEC_SYSTEM_INTERNAL_ERROR", fault.message)
+                if fault is not None and not fault.fires():
+                    fault = None
+                if fault is not None and fault.count is not None:
+                    fault.count -= 1
+                    if fault.count <= 0:
+                        sim.faults.remove(fault)
+            if fault is not None:
+                if fault.hang:  # outside the lock: the other requests (and the test's clear_faults) go on
+                    time.sleep(fault.hang)
+                raise PapiError(fault.status, fault.code, fault.message)
+            with sim.lock:
                 trigger = next((t for t in sim.expiry_triggers if t.matches(method, path)), None)
                 if trigger is not None:
                     sim.expiry_triggers.remove(trigger)
@@ -316,7 +335,8 @@ class PapiHandler(BaseHTTPRequestHandler):
                 self._send(status, result)
         except PapiError as err:
             status = err.status
-            self._send(err.status, err.body())
+            with contextlib.suppress(OSError):  # a client that gave up on a hung request has closed the socket
+                self._send(err.status, err.body())
         except Exception as exc:  # an unexpected simulator bug must still answer like a cluster would
             status = 500
             self._send(500, {"errors": [{"code": "AEC_SYSTEM_INTERNAL_ERROR", "message": f"{type(exc).__name__}: {exc}"}]})

@@ -202,3 +202,29 @@ def test_new_partition_is_created_with_only_what_differs_from_its_defaults():
     assert fabric.plan(desired, live_state()).commands == [
         "ib partition storage pkey 0x0010 force",
         "ib partition ipoib2 pkey 0x0011 force", "ib partition ipoib2 ipoib force", "ib partition ipoib2 mtu 2K force"]
+
+
+def test_undo_puts_back_each_accepted_command_from_the_state_read_before():
+    live = live_state(ports={"1/1": fabric.LivePort("1/1", False, ["sdr", "qdr", "fdr", "edr", "hdr"], "", "qsfp",
+                                                    False, None, None)},
+                      sm_enabled=False, sm_priority=0, ntp_enabled=False, ntp_servers=[], syslog_servers=["192.0.2.9"])
+    accepted = ["hostname qm8700-02", "ntp server 192.0.2.123", "no logging 192.0.2.9", "ntp enable",
+                "ib sm sm-priority 14", "ib sm", "interface ib 1/1", "speed hdr force",
+                'description "DGX A100 compute HCAs"', "no shutdown", "exit",
+                "ib partition storage pkey 0x0002 force", "ib partition storage ipoib force",
+                "ib partition Default mtu 2K force", "interface ib 1/2"]
+    undo = fabric.undo_commands(accepted, live)
+    assert undo.not_undoable == [] and undo.left_in_interface
+    # the refusal came inside `interface ib 1/2` (nothing in it accepted): no block for it, the flag says so
+    assert undo.commands == [
+        "ib partition Default mtu 4K force", "no ib partition storage force",
+        "interface ib 1/1", "shutdown", "no description", "speed sdr qdr fdr edr hdr force", "exit",
+        "no ib sm", "ib sm sm-priority 0", "no ntp enable", "logging 192.0.2.9", "no ntp server 192.0.2.123",
+        "hostname qm8700-01"]
+
+
+def test_undo_reports_what_has_no_inverse():
+    undo = fabric.undo_commands(["interface ib 1/20 module-type qsfp-split-2 force", "ib sm sm-priority 14"],
+                                live_state(sm_priority=None))
+    assert undo.not_undoable == ["interface ib 1/20 module-type qsfp-split-2 force", "ib sm sm-priority 14"]
+    assert undo.commands == []

@@ -112,9 +112,15 @@ def test_switch_error_is_surfaced_with_its_own_text_nothing_saved_no_password_in
     assert run.counts("qm8700-02")["failed"] == 1
     assert "the switch rejected 'interface ib 1/5' (json api): Port 1/5 is locked by the fabric " \
            "manager (simulated fault)" in run.output
-    assert "command(s) before it are in the running configuration, which was not saved" in run.output
+    # what the switch accepted before the refused command was undone, read back, and nothing was saved
+    assert "command(s) it accepted before were undone and the running configuration reads back as before the " \
+           "run; nothing was saved" in run.output
     assert "configuration write" not in two.config_commands()
     assert two.config("saved")["sm"]["enabled"] is False
+    running, saved = two.config("running"), two.config("saved")
+    # the SM priority goes back to its value, 0, now written out (`ib sm sm-priority 0`): the same priority
+    assert running.pop("smnodes") == {"qm8700-02": {"priority": 0}} and saved.pop("smnodes") == {}
+    assert running == saved
 
 
 def test_unreachable_switch_fails_that_host_while_the_other_proceeds(tmp_path, pair, pki):

@@ -129,9 +129,8 @@ def test_forced_speed_without_fec_is_refused_before_the_switch_is_touched(tmp_pa
 # Actions that never run Python on the switch: the controller-side ones (assert, set_fact, meta, include_tasks,
 # debug), raw, and the role's agentless action plugins.
 AGENTLESS = {"ansible.builtin.assert", "ansible.builtin.set_fact", "ansible.builtin.meta", "ansible.builtin.debug",
-             "ansible.builtin.include_tasks", "ansible.builtin.raw", "cumulus_interfaces", "cumulus_config_file",
-             "cumulus_release_facts",
-             "cumulus_fabric_verify"}
+             "ansible.builtin.include_tasks", "ansible.builtin.fail", "ansible.builtin.raw", "cumulus_interfaces",
+             "cumulus_config_file", "cumulus_release_facts", "cumulus_fabric_verify"}
 TASK_KEYS = {"name", "when", "register", "notify", "vars", "changed_when", "failed_when", "check_mode", "become",
              "listen", "delegate_to", "block", "tags", "loop", "run_once", "apply", "no_log"}
 

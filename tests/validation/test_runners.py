@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
+import time
 import types
 
 import pytest
@@ -78,6 +80,24 @@ def test_remove_tree_refuses_foreign_paths(tmp_path):
     target.mkdir(parents=True)
     assert common.remove_tree(str(tmp_path / ".validation-scratch"), ".validation-scratch") is True
     assert not target.exists()
+
+
+def test_remove_tree_stops_in_bounded_time_when_the_mount_does_not_answer(tmp_path, monkeypatch):
+    """A hard NFS mount whose server stopped blocks every access: the cleanup asks with a stat in a child process
+    (here a stat that hangs) and stops with the reason instead of hanging the stage."""
+    common = load("common")
+    fake = tmp_path / "bin" / "stat"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexec sleep 60\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(common, "MOUNT_ANSWER_S", 0.5)
+    target = tmp_path / ".validation-scratch"
+    target.mkdir()
+    start = time.monotonic()
+    with pytest.raises(SystemExit, match=r"was NOT removed: .* did not answer a stat within 0.5 s"):
+        common.remove_tree(str(target), ".validation-scratch")
+    assert time.monotonic() - start < 5 and target.is_dir()
 
 
 def test_fio_client_server_on_loopback_and_missing_client(tmp_path):
@@ -279,3 +299,17 @@ def test_make_dataset_generates_once_and_again_only_when_the_request_changes(tmp
     assert (target / "shard-00000.bin").stat().st_mtime_ns == stamp
     assert call(["--num-classes", "20"])["changed"] is True  # another request: generated again
     assert not (tmp_path / "train.tmp").exists()
+
+
+def test_fio_layout_that_cannot_create_a_client_directory_records_why(tmp_path):
+    """A full export refuses the client directory: the runner records the reason (exit 0), it does not crash
+    without a record (the verdict then names it; tests/validation/test_verdict.py)."""
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the scratch directory would go\n")
+    out = tmp_path / "layout"
+    proc = subprocess.run([sys.executable, str(RUNNERS / "fio_runner.py"), "--phase=layout", "--case=layout",
+                           f"--out-dir={out}", f"--client=dgx01=127.0.0.1:18732={blocked}/dgx01"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["samples"] == [] and meta["reason"].startswith(f"cannot create the client directory {blocked}/dgx01")

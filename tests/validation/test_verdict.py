@@ -182,3 +182,54 @@ def test_fio_that_moved_nothing_fails(production_run, production_ctx, replace_ca
     replace_case(production_run, "fio", "aggregate", {"r1.json": text},
                  {"expected_clients": {"203.0.113.11:8765": "dgx01", "203.0.113.12:8765": "dgx02"}})
     assert_fails(evaluate(production_run, production_ctx), "fio_sanity[aggregate]", "no read bandwidth")
+
+
+def test_a_full_scratch_export_is_named_with_its_fix():
+    from validation.verdict import full_scratch_hint
+
+    meta = {"directories": {"dgx01": "/mnt/scratch/.validation-scratch/run1/dgx01",
+                            "dgx02": "/mnt/scratch/.validation-scratch/run1/dgx02"}}
+    for problem in ("r1.json: 198.51.100.11:8765 job 'acceptance-read' ended with error 28",
+                    "r1.json: fio: pid=812, err=122/file:filesetup.c:240, func=write, error=Disk quota exceeded",
+                    "r1.json: fio: io_u error on file /mnt/scratch/x.0.0: No space left on device: write offset=0"):
+        hint = full_scratch_hint([problem], meta)
+        assert hint and "/mnt/scratch/.validation-scratch/run1" in hint and "powerscale_quotas" in hint, problem
+    assert full_scratch_hint(["r1.json: job 'acceptance-read' ended with error 5", "killed after the 60 s limit"],
+                             meta) is None
+
+
+def test_a_node_that_did_not_finish_is_a_fail_naming_why(production_run, production_ctx):
+    from validation.verdict import judge_nodes
+
+    (production_run / "nodes.json").write_text(json.dumps({
+        "nodes": ["dgx01", "dgx02", "dgx03"], "unfinished": ["dgx02", "dgx03"], "unreachable": ["dgx02"],
+        "reasons": {"dgx02": "Failed to connect to the host via ssh: connect to host 127.0.0.1 port 2222: "
+                             "Connection refused", "dgx03": ""}}))
+    verdict = evaluate(production_run, production_ctx)
+    checks = by_label(verdict)
+    assert verdict.status == FAIL and {"node_finished[dgx02]", "node_finished[dgx03]"} <= set(verdict.failed)
+    two = checks["node_finished[dgx02]"].reasons[0]
+    assert two.startswith("dgx02 was unreachable during the validation stage and still is: Failed to connect")
+    assert "power it on" in two and "run the validate stage again" in two
+    assert checks["node_finished[dgx03]"].reasons[0].startswith("dgx03 did not finish its measurements: a task failed")
+    (production_run / "nodes.json").write_text("{not json")
+    assert judge_nodes(production_run / "nodes.json")[0].status == FAIL
+    (production_run / "nodes.json").write_text(json.dumps({"nodes": ["dgx01"], "unfinished": [], "unreachable": [],
+                                                           "reasons": {}}))
+    assert judge_nodes(production_run / "nodes.json") == []
+
+
+def test_a_layout_that_could_not_start_is_a_fail_naming_the_quota(tmp_path):
+    from validation.verdict import judge_fio_layout
+
+    case = tmp_path / "layout"
+    case.mkdir()
+    (case / "meta.json").write_text(json.dumps({
+        "stage": "fio", "case": "layout", "samples": [],
+        "directories": {"dgx01": "/mnt/scratch/.validation-scratch/run1/dgx01"},
+        "reason": "cannot create the client directory /mnt/scratch/.validation-scratch/run1/dgx01: "
+                  "[Errno 122] Disk quota exceeded: '/mnt/scratch/.validation-scratch/run1/dgx01'"}))
+    (check,) = judge_fio_layout(case, lab=True)
+    assert check.status == FAIL and check.label == "fio_layout[layout]"
+    assert "Disk quota exceeded" in check.reasons[0] and "the scratch export is full" in check.reasons[1]
+    assert judge_fio_layout(tmp_path / "absent", lab=True) == []

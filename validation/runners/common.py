@@ -179,8 +179,32 @@ def tail(path: str, limit: int = 400) -> str:
         return ""
 
 
+# How long a stat of a mount point may take before the mount counts as not answering: a hard NFS mount whose
+# server stopped blocks every access until the server is back, so the stage's cleanup must ask first.
+MOUNT_ANSWER_S = 20.0
+
+
+def answers(path: str, timeout_s: float = MOUNT_ANSWER_S) -> bool:
+    """Whether a stat of ``path`` (or of the nearest existing parent) comes back within timeout_s. The stat runs
+    in a child process, so a hung NFS mount hangs the child, never this process: on timeout the child is sent
+    SIGKILL (NFS waits are killable) and left to the kernel; it ends when the mount answers again."""
+    proc = subprocess.Popen(["stat", "-t", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return False
+    return True
+
+
 def remove_tree(path: str, guard: str) -> bool:
-    """Remove a directory the validation created; refuses any path whose last part is not `guard`-named."""
+    """Remove a directory the validation created; refuses any path whose last part is not `guard`-named, and
+    stops with the reason (leaving the directory) when the file system under it does not answer."""
+    parent = os.path.dirname(os.path.abspath(path).rstrip("/")) or "/"
+    if not answers(parent, MOUNT_ANSWER_S):
+        raise SystemExit(f"{path} was NOT removed: {parent} did not answer a stat within {MOUNT_ANSWER_S:g} s (an NFS "
+                         "server that stopped or cannot be reached?). Remove it once the mount answers again; the "
+                         "validation wrote nothing else there")
     real = os.path.realpath(path)
     if os.path.basename(real.rstrip("/")) != guard and guard not in real.split(os.sep):
         raise SystemExit(f"refusing to remove {real}: not a validation directory (no '{guard}' in the path)")

@@ -124,12 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     clients = []
     directories = {}
     rw = "write" if args.phase == "layout" else "read"
+    cannot = []
     for spec in args.client:
         node, address, scratch = spec.split("=", 2)
         if args.phase == "layout":
             # every DGX mounts the same export at the same point: the launcher creates each client's directory
-            os.makedirs(scratch, mode=0o777, exist_ok=True)
-            os.chmod(scratch, 0o777)
+            # (a full export or quota refuses it: recorded as the case's reason, not a crash that records nothing)
+            try:
+                os.makedirs(scratch, mode=0o777, exist_ok=True)
+                os.chmod(scratch, 0o777)
+            except OSError as exc:
+                cannot.append(f"cannot create the client directory {scratch}: {exc}")
         host, _, port = address.partition(":")
         port = port or "8765"
         jobpath = os.path.join(args.out_dir, f"{node}-{rw}.fio")
@@ -144,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
               profile={"bs": args.bs, "size_per_job": args.size_per_job, "numjobs": args.numjobs,
                        "iodepth": args.iodepth, "ioengine": args.ioengine, "direct": args.direct,
                        "runtime": args.runtime, "drop_client_caches": bool(args.drop_caches)})
+    if cannot:
+        init_meta(args.out_dir, reason="; ".join(cannot))
+        return 0
     name = f"r{args.sample}.json"
     result = run(cmd, os.path.join(args.out_dir, name), args.timeout,
                  err_file=os.path.join(args.out_dir, f"r{args.sample}.stderr"))
