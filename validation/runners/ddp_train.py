@@ -228,8 +228,10 @@ def main() -> None:
                 times: list[float] = []
             else:
                 dist.barrier()
+                doc["wall_start"] = time.time()  # the window the utilisation and array samples are judged in
                 with torch.autocast(device_type=device.type, enabled=bool(args.amp and cuda)):
                     times = run_mode(args, mode, ddp, opt, device, rank, world, loader_iter)
+                doc["wall_end"] = time.time()
             t = torch.tensor(times or [0.0], dtype=torch.float64, device=device if backend == "nccl" else "cpu")
             gathered = [torch.zeros_like(t) for _ in range(world)]
             dist.all_gather(gathered, t)
