@@ -433,7 +433,7 @@ THRESHOLD = Dict(fields={
     }), required=False),
     # a fraction of a ceiling measured in the same run (validation/thresholds.py MEASURED: the path baselines)
     "measured": Field(Dict(fields={
-        "derive": Field(Enum(choices=("storage_path_baseline", "fabric_path_baseline"))),
+        "derive": Field(Enum(choices=("storage_path_baseline", "fabric_path_baseline", "host_scaling"))),
         "fraction": Field(Number(min=0, max=1, min_exclusive=True)),
     }), required=False),
     "baseline": Field(Any_(), required=False),
@@ -485,6 +485,9 @@ VALIDATION_DDP = Dict(fields={
     "dataset_dir": Field(AbsPath()),
     "dataset_bytes": Field(OneOf(options=(Int(1), AUTO))),
     "rendezvous_port": Field(PORT),
+    # the same training without DDP on every node at once (mode bare): the ideal DDP scaling is judged against
+    "host_scaling": Field(Dict(fields={"enabled": Field(Bool()), "min_speedup": Field(Number(min=1))}),
+                          required=False),
 })
 
 VALIDATION_PATHS = Dict(fields={

@@ -384,11 +384,14 @@ def judge_ddp_array(ctx: dict[str, Any], run_dir: Path, counts: list[int], nodes
     return checks, rows
 
 
-def _real_docs(case_dir: Path) -> list[dict[str, Any]]:
+# ---------------------------------------------------------------------------------------------- host capacity
+
+
+def _mode_docs(case_dir: Path, mode: str) -> list[dict[str, Any]]:
     meta = _load_meta(case_dir) or {}
     out = []
     for s in meta.get("samples") or []:
-        if isinstance(s, dict) and s.get("mode") == "real":
+        if isinstance(s, dict) and s.get("mode") == mode:
             try:
                 doc = json.loads((case_dir / str(s.get("file"))).read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError):
@@ -396,6 +399,54 @@ def _real_docs(case_dir: Path) -> list[dict[str, Any]]:
             if isinstance(doc, dict):
                 out.append(doc)
     return out
+
+
+def _real_docs(case_dir: Path) -> list[dict[str, Any]]:
+    return _mode_docs(case_dir, "real")
+
+
+def judge_host_scaling(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool
+                       ) -> tuple[list[Check], float | None]:
+    """What the machine gives N nodes training side by side: the same training without DDP on every node at once
+    (mode bare of the all-node case) against one node alone (the 1-node case), validation_ddp.host_scaling.
+    Returns the check and the host's efficiency (speedup / N), the ideal DDP scaling is judged against."""
+    cfg = (ctx.get("validation_ddp") or {}).get("host_scaling") or {}
+    if not cfg.get("enabled") or len(nodes) < 2:
+        return [], None
+    n = len(nodes)
+    check = Check(name="ddp_host_speedup", stage="ddp", kind="performance", status=INFO, instance=f"{n} nodes",
+                  unit="x", case=f"n{n}", lab_standin=lab)
+
+    def best(count: int) -> float | None:
+        values = [finite(d.get("samples_per_s")) for d in _mode_docs(ddp_dir / f"n{count}", "bare")
+                  if d.get("complete") and d.get("ddp") is False]
+        good = [v for v in values if v is not None and v > 0]
+        return max(good) if good else None
+
+    alone, together = best(1), best(n)
+    check.samples = [together]
+    if alone is None or together is None:
+        check.status = FAIL
+        check.reasons.append("the training without DDP (mode bare: validation_ddp.host_scaling) did not complete "
+                             + ("on one node" if alone is None else f"on {n} nodes at once")
+                             + ": what the host can give is unknown, so DDP scaling cannot be judged against it")
+        return [check], None
+    check.value = together / alone
+    check.reasons.append(f"{n} nodes training side by side without DDP gave {check.value:.2f} x one node "
+                         f"({together:.4g} against {alone:.4g} samples/s): the ideal for DDP on this machine")
+    return [check], check.value / n
+
+
+def apply_host_limit(checks: list[Check], host: list[Check], min_speedup: float) -> None:
+    """A machine whose nodes side by side train no faster than one cannot show DDP scaling: its scaling check
+    says so instead of passing (or failing on the host's account)."""
+    if not host or host[0].value is None or host[0].value >= min_speedup:
+        return
+    for c in checks:
+        if c.name == "ddp_scaling_efficiency" and c.value is not None:
+            c.status = INFO
+            c.reasons.append(f"not judged: the host cannot scale ({host[0].value:.2f} x with every node training "
+                             f"at once without DDP, below validation_ddp.host_scaling.min_speedup {min_speedup:g})")
 
 
 # ---------------------------------------------------------------------------------------------- utilisation

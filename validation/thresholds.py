@@ -188,9 +188,20 @@ def fabric_path_baseline_GBps(ctx: dict[str, Any], instance: str | None) -> tupl
     return float(values[pair]), f"the slowest fabric baseline, {pair} {values[pair]:.4g} GB/s (this run)"
 
 
+def host_scaling(ctx: dict[str, Any], instance: str | None) -> tuple[float, str]:
+    """The efficiency the machine itself gives N nodes training side by side without DDP (speedup / N, this run):
+    the ideal a DDP scaling efficiency is judged against where the nodes share a host (the lab)."""
+    value = (ctx.get("measured_baselines") or {}).get("host_scaling")
+    if not isinstance(value, (int, float)) or value <= 0:
+        raise ThresholdError("the host's capacity (the training without DDP on every node at once, "
+                             "validation_ddp.host_scaling) was not measured in this run: nothing to compare with")
+    return float(value), f"the host's own scaling efficiency {value:.3g} (every node training without DDP, this run)"
+
+
 MEASURED = {
     "storage_path_baseline": storage_path_baseline_MBps,
     "fabric_path_baseline": fabric_path_baseline_GBps,
+    "host_scaling": host_scaling,
 }
 
 DERIVATIONS = {

@@ -621,6 +621,8 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
         check.status = FAIL
         check.reasons.extend(peer)
     for sample in meta["samples"]:
+        if sample.get("mode") == "bare":
+            continue  # the training without DDP: the host's capacity, judged by validation.paths.judge_host_scaling
         problems = _sample_problems(meta, sample)
         tag = sample.get("file")
         mode = str(sample.get("mode") or "synthetic")
@@ -783,7 +785,12 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
                                                               [c for c in checks if c.stage == "fio"])
         checks.extend(array_checks)
     if enabled("ddp"):
+        host, host_efficiency = paths.judge_host_scaling(ctx, raw / "ddp", nodes, lab)
+        ctx = dict(ctx, measured_baselines=dict(ctx.get("measured_baselines") or {}, host_scaling=host_efficiency))
+        checks.extend(host)
         checks.extend(_judge_ddp(ctx, raw / "ddp", nodes, lab, baseline, series, models))
+        paths.apply_host_limit(checks, host, float(((ctx.get("validation_ddp") or {}).get("host_scaling") or {})
+                                                   .get("min_speedup") or 1.0))
         counts = sorted({1, len(nodes)}) if nodes else [1]
         util_checks, series["util"] = paths.judge_util(ctx, raw / "ddp", counts, nodes, lab, baseline)
         ddp_array, series["ddp_array"] = paths.judge_ddp_array(ctx, run_dir, counts, nodes, lab)

@@ -267,3 +267,58 @@ def test_lab_utilisation_is_the_cpu_and_says_so(production_run):
     check = _check(v, "ddp_real_util_pct", "dgx01 (1 node)")
     assert check.status == FAIL and any("gpu is judged" in r for r in check.reasons)
     assert check.unit == "% CPU" and any("lab stand-in: CPU" in r for r in check.reasons)
+
+
+# ---------------------------------------------------------------------------------------------- host capacity
+
+
+def _with_host_scaling(run: Path, alone: float | None, together: float | None) -> dict:
+    """The production run with the training without DDP (mode bare) at 1 node and at 4, and the lab's rule."""
+    for count, value in ((1, alone), (4, together)):
+        if value is None:
+            continue
+        case = run / "raw" / "ddp" / f"n{count}"
+        meta = json.loads((case / "meta.json").read_text())
+        world = 8 * count
+        doc = {"mode": "bare", "world_size": world, "complete": True, "ddp": False, "samples_per_s": value,
+               "rank_samples_per_s": [value / world] * world, "step_times_s": [0.1] * 50}
+        (case / "bare-r1.json").write_text(json.dumps(doc))
+        meta["samples"].append({"file": "bare-r1.json", "mode": "bare", "rc": 0, "timed_out": False})
+        (case / "meta.json").write_text(json.dumps(meta))
+    ctx = _ctx(run)
+    ctx["validation_ddp"] = dict(ctx["validation_ddp"], host_scaling={"enabled": True, "min_speedup": 1.2})
+    for t in ctx["acceptance_thresholds"]:
+        if t["metric"] == "ddp_scaling_efficiency":
+            t["measured"] = {"derive": "host_scaling", "fraction": 0.7}
+    return ctx
+
+
+def test_ddp_scaling_is_judged_against_what_the_host_gives(production_run):
+    ctx = _with_host_scaling(production_run, 2000.0, 7200.0)      # the host gives 3.6 x for 4 nodes
+    v = evaluate(production_run, ctx)
+    host = _check(v, "ddp_host_speedup", "4 nodes")
+    assert host.status == INFO and host.value == pytest.approx(3.6) and "ideal for DDP" in host.reasons[0]
+    eff = _check(v, "ddp_scaling_efficiency")
+    assert eff.status == PASS and any(b["kind"] == "measured" and b["limit"] == pytest.approx(0.7 * 0.9)
+                                      for b in eff.bounds)
+    # DDP that does not scale where the host could is a FAIL
+    ctx = _with_host_scaling(production_run, 2000.0, 8000.0)
+    for t in ctx["acceptance_thresholds"]:
+        if t["metric"] == "ddp_scaling_efficiency":
+            t["measured"]["fraction"] = 1.0
+            t.pop("floor", None)
+    assert _check(evaluate(production_run, ctx), "ddp_scaling_efficiency").status == FAIL
+
+
+def test_a_host_that_cannot_scale_says_so_instead_of_passing(production_run):
+    v = evaluate(production_run, _with_host_scaling(production_run, 2000.0, 2100.0))
+    eff = _check(v, "ddp_scaling_efficiency")
+    assert eff.status == INFO and any("host cannot scale (1.05 x" in r for r in eff.reasons)
+
+
+def test_an_unmeasured_host_capacity_fails_the_scaling_it_would_judge(production_run):
+    v = evaluate(production_run, _with_host_scaling(production_run, 2000.0, None))
+    host = _check(v, "ddp_host_speedup", "4 nodes")
+    assert host.status == FAIL and "did not complete on 4 nodes at once" in host.reasons[0]
+    eff = _check(v, "ddp_scaling_efficiency")
+    assert eff.status == FAIL and "host's capacity" in eff.reasons[0]
