@@ -15,7 +15,9 @@ array sends what the clients read.
 How much the array sent during a phase: for each node, the rate values at each distinct collection ``time`` are
 integrated over the intervals between those times (rate x seconds since the previous collection; the first
 collection only opens the window, so traffic from before the sampler started is not counted). Polling faster
-than the cluster updates a key repeats the same ``time``: repeats are counted once.
+than the cluster updates a key repeats the same ``time``: repeats are counted once. A collection the sampler
+missed (polled slower than the cluster updates) leaves its bytes out and counts the next rate twice as long:
+poll at least as often as the cluster collects (validation_telemetry.interval_s).
 
 ``python -m validation.array_telemetry sample ...`` is the sampler the validate roles start on the control node
 (async) before each fio read phase and training, and stop with a stop file after it. The API password comes
@@ -177,7 +179,7 @@ def sample(get: Callable[[str, dict[str, Any]], Any], out: Path, stop_file: Path
             requests += 1
             if stopping or clock() - started > max_s:
                 break
-            sleep(interval_s)
+            sleep(max(0.0, started + requests * interval_s - clock()))  # a fixed period, whatever a request took
             stopping = stop_file.exists()
     stop_file.unlink(missing_ok=True)
     return requests

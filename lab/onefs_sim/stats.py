@@ -136,9 +136,11 @@ class Statistics:
         return {"keys": items, "total": len(items)}
 
     def run(self, interval_s: float, stop: threading.Event) -> None:
-        """Read the counters every interval until stop is set (the simulator's background thread)."""
+        """Read the counters every interval, just after each whole multiple of it (so the epoch seconds the stats
+        are stamped with step by one interval), until stop is set: the simulator's background thread."""
         while not stop.is_set():
             # a counter file that cannot be read leaves the last readings: the stats keep their old time
             with contextlib.suppress(OSError, ValueError):
                 self.sample()
-            stop.wait(interval_s)
+            now = self._clock()
+            stop.wait(max(0.0, (now // interval_s + 1) * interval_s + 0.05 - now))
