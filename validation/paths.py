@@ -444,9 +444,13 @@ def apply_host_limit(checks: list[Check], host: list[Check], min_speedup: float)
         return
     for c in checks:
         if c.name == "ddp_scaling_efficiency" and c.value is not None:
-            c.status = INFO
-            c.reasons.append(f"not judged: the host cannot scale ({host[0].value:.2f} x with every node training "
-                             f"at once without DDP, below validation_ddp.host_scaling.min_speedup {min_speedup:g})")
+            # the bound measured against the host is not judged; any other bound (a floor) still is
+            others = [b for b in c.bounds if b["kind"] not in ("measured", "outlier") and c.value < b["limit"]]
+            c.reasons = [r for r in c.reasons if " < measured " not in r]
+            c.status = FAIL if others else INFO
+            c.reasons.append(f"not judged against the host: the host cannot scale ({host[0].value:.2f} x with every "
+                             f"node training at once without DDP, below validation_ddp.host_scaling.min_speedup "
+                             f"{min_speedup:g})")
 
 
 # ---------------------------------------------------------------------------------------------- utilisation

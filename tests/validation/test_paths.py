@@ -311,9 +311,17 @@ def test_ddp_scaling_is_judged_against_what_the_host_gives(production_run):
 
 
 def test_a_host_that_cannot_scale_says_so_instead_of_passing(production_run):
-    v = evaluate(production_run, _with_host_scaling(production_run, 2000.0, 2100.0))
+    ctx = _with_host_scaling(production_run, 2000.0, 2100.0)
+    v = evaluate(production_run, ctx)
     eff = _check(v, "ddp_scaling_efficiency")
     assert eff.status == INFO and any("host cannot scale (1.05 x" in r for r in eff.reasons)
+    # a bound of its own (a floor) is still judged: an impossible one fails whatever the host
+    for t in ctx["acceptance_thresholds"]:
+        if t["metric"] == "ddp_scaling_efficiency":
+            t["floor"] = 1000
+    eff = _check(evaluate(production_run, ctx), "ddp_scaling_efficiency")
+    assert eff.status == FAIL and any("< floor 1000" in r for r in eff.reasons)
+    assert not any(" < measured " in r for r in eff.reasons)
 
 
 def test_an_unmeasured_host_capacity_fails_the_scaling_it_would_judge(production_run):
