@@ -144,3 +144,43 @@ def test_the_validation_sampler_against_the_simulator(pki, tmp_path):
     assert why == [] and moved is not None and 0.9e7 <= moved <= 6e7
     assert not [p for p in problems if "not available yet" not in p]
     assert Path(out).read_text().count("\n") == len(samples) + 1
+
+
+def test_the_validate_roles_sample_around_a_measurement_without_showing_the_password(pki, tmp_path):
+    """roles/validate_paths' array_start / array_stop through ansible-playbook: the sampler runs on the control
+    node while the measurement runs, stops at the stop file, and neither its command nor Ansible's output holds
+    the API password (it travels in the task's environment, under no_log)."""
+    import yaml
+
+    sim, port = make_sim(pki)
+    stop = threading.Event()
+    try:
+        sim.statistics = Statistics(Counters())
+        threading.Thread(target=sim.statistics.run, args=(0.5, stop), daemon=True).start()
+        run_dir = tmp_path / "run"
+        inventory = {"all": {"vars": {
+            "validation_telemetry": {"enabled": True, "interval_s": 0.5, "max_gap": 0.35}, "validation_timeout_s": 60,
+            "powerscale_api_host": "127.0.0.1", "powerscale_api_port": port, "powerscale_api_user": API_USER,
+            "powerscale_api_password": API_PASSWORD, "powerscale_ca_path": str(pki.ca),
+            "telemetry_test_run_dir": str(run_dir)},
+            "children": {"dgx": {"hosts": {"dgx01": {"ansible_connection": "local",
+                                                     "ansible_python_interpreter": sys.executable}}}}}}
+        inv = tmp_path / "inventory.yml"
+        inv.write_text(yaml.safe_dump(inventory))
+        env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(ROOT / "roles"),
+                   ANSIBLE_FORCE_COLOR="0")
+        env.pop("POWERSCALE_API_PASSWORD", None)
+        p = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv), "-v",
+                            "tests/validation/playbooks/telemetry_local.yml"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        stop.set()
+        sim.stop()
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    assert API_PASSWORD not in p.stdout + p.stderr
+    out = run_dir / "raw" / "telemetry" / "fio" / "node-dgx01" / "r1.jsonl"
+    assert not out.with_suffix(".stop").exists() and API_PASSWORD not in out.read_text()
+    samples, _header, problems = array_telemetry.load_samples(out)
+    assert len(samples) >= 5, problems  # about 3 s of the measurement, every 0.5 s
+    moved, why = array_telemetry.bytes_moved(samples, array_telemetry.NET_OUT)
+    assert why == [] and moved is not None and moved > 0
