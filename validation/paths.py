@@ -552,6 +552,10 @@ def where_is_the_limit(checks: list[Check], series: dict[str, Any], ctx: dict[st
         layers = [_layer("link (nominal)", nominal, "MB/s", None, None),
                   _layer("network (iperf3)", base, "MB/s", nominal, _status(checks, "path_storage_MBps", node)),
                   _layer("NFS read (fio)", fio, "MB/s", base, _status(checks, "fio_node_read_MBps", node))]
+        array = next((r for r in series.get("array") or [] if r.get("node") == node), None)
+        if array is not None:
+            layers.append(_layer("array sent during that read (its own counters)", array.get("array_MBps"), "MB/s",
+                                 array.get("client_MBps"), _status(checks, "fio_array_over_client", node)))
         if node == nodes[0] and ddp.get("real") and image:
             real = ddp["real"][0]
             consumed = real * record_bytes(image) / 1e6 if real else None
