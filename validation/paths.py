@@ -616,7 +616,8 @@ def _line(who: str, failed: list[Check], ctx: dict[str, Any]) -> str:
         (lowest.name.startswith("path_storage") or (lowest.case or "").startswith("storage")) else \
         (lowest.instance or lowest.case or "")
     value = f" {lowest.value:.4g} {lowest.unit}" if lowest.value is not None else ""
-    reason = (lowest.reasons[0] if lowest.reasons else "failed")[:240]
+    # each reason without its source (the report's tables hold those): "1212 MB/s < ceiling 4000 MB/s"
+    reason = "; ".join(r.split(" (", 1)[0] for r in lowest.reasons[:2])[:240] or "failed"
     above = sorted({c.label for c in failed if c is not lowest})
     tail = f"; above it also failing: {', '.join(above[:6])}" if above else ""
     return f"{who}: the limit is the {LAYER_TEXT[layer]} ({where}): {lowest.label}{value}: {reason}{tail}"
