@@ -1258,9 +1258,10 @@ def rule_acceptance(site: Site) -> list[Problem]:
         if isinstance(item.get("stage"), str) and stages and item["stage"] not in stages:
             out.append(Problem(label, f"{var}.stage", item["stage"], "is not a stage of validation_stages",
                                f"use one of: {', '.join(stages)}"))
-        if "floor" not in item and "ceiling" not in item:
-            out.append(Problem(label, var, item.get("metric"), "has neither floor nor ceiling: it cannot fail",
-                               "give a floor (absolute) and/or a ceiling (derived from the topology)"))
+        if "floor" not in item and "ceiling" not in item and "measured" not in item:
+            out.append(Problem(label, var, item.get("metric"), "has neither floor, ceiling nor measured: it cannot fail",
+                               "give a floor (absolute), a ceiling (derived from the topology) and/or measured (a "
+                               "fraction of a baseline measured in the same run)"))
         metric = item.get("metric")
         if metric in metrics:
             out.append(Problem(label, f"{var}.metric", metric, f"also defined by acceptance_thresholds[{metrics[metric]}]",

@@ -431,6 +431,11 @@ THRESHOLD = Dict(fields={
         "derive": Field(Enum(choices=("hcas_x_link_rate", "node_bottleneck_link", "aggregate_links"))),
         "fraction": Field(Number(min=0, max=1, min_exclusive=True)),
     }), required=False),
+    # a fraction of a ceiling measured in the same run (validation/thresholds.py MEASURED: the path baselines)
+    "measured": Field(Dict(fields={
+        "derive": Field(Enum(choices=("storage_path_baseline", "fabric_path_baseline", "host_scaling"))),
+        "fraction": Field(Number(min=0, max=1, min_exclusive=True)),
+    }), required=False),
     "baseline": Field(Any_(), required=False),
     "source": Field(Str(hint="say where the figure comes from (reference entry, vendor document, earlier run)")),
 })
@@ -480,6 +485,29 @@ VALIDATION_DDP = Dict(fields={
     "dataset_dir": Field(AbsPath()),
     "dataset_bytes": Field(OneOf(options=(Int(1), AUTO))),
     "rendezvous_port": Field(PORT),
+    # the same training without DDP on every node at once (mode bare): the ideal DDP scaling is judged against
+    "host_scaling": Field(Dict(fields={"enabled": Field(Bool()), "min_speedup": Field(Number(min=1))}),
+                          required=False),
+})
+
+VALIDATION_PATHS = Dict(fields={
+    "seconds": Field(Int(1, 600)),
+    "storage_streams": Field(OneOf(options=(Int(1, 128), AUTO))),
+    "storage_server": Field(Enum(choices=("iperf3", "dgx_pairs"),
+                                 hint="iperf3: a server on the PowerScale node each DGX mounts; dgx_pairs: between "
+                                      "DGX nodes across the storage switch")),
+    "storage_port_base": Field(PORT),
+    "storage_pidfile_dir": Field(AbsPath()),
+    "fabric_tool": Field(Enum(choices=("ib_write_bw", "iperf3"))),
+    "fabric_streams": Field(Int(1, 128)),
+    "fabric_port": Field(PORT),
+    "ib_port_base": Field(PORT),
+})
+
+VALIDATION_TELEMETRY = Dict(fields={
+    "enabled": Field(Bool()),
+    "interval_s": Field(Number(min=0.2, max=60)),
+    "max_gap": Field(Number(min=0, max=1, min_exclusive=True)),
 })
 
 OS_LIST = ListOf(item=Dict(fields={"distribution": Field(Str()), "versions": Field(ListOf(item=Str(), min_len=1))}),
@@ -631,7 +659,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("preflight_min_python", Version(), "sn3700v powerscale", required=False),
     _v("preflight_target_os", MapOf(key=Str(), value=OS_LIST), "sn3700v powerscale", required=False),
     # acceptance.yml
-    _v("validation_stages", MapOf(key=Enum(choices=("nccl", "fio", "ddp")),
+    _v("validation_stages", MapOf(key=Enum(choices=("paths", "nccl", "fio", "ddp")),
                                   value=Dict(fields={"enabled": Field(Bool())}), min_len=1), "dgx"),
     _v("validation_results_dir", Str(), "dgx"),
     _v("validation_scratch_subdir", Str(pattern=r"[A-Za-z0-9_.-]+", pattern_text="one relative directory name",
@@ -646,6 +674,8 @@ VARIABLES: tuple[Var, ...] = (
     _v("validation_nccl", VALIDATION_NCCL, "dgx"),
     _v("validation_fio", VALIDATION_FIO, "dgx"),
     _v("validation_ddp", VALIDATION_DDP, "dgx"),
+    _v("validation_paths", VALIDATION_PATHS, "dgx"),
+    _v("validation_telemetry", VALIDATION_TELEMETRY, "dgx"),
     _v("acceptance_outlier_max_behind_pct", Number(min=0, max=100), "dgx"),
     _v("acceptance_baseline", Dict(fields={"path": Field(Str(nonempty=False)),
                                            "max_regression_pct": Field(Number(min=0, max=100))}), "dgx"),

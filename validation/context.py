@@ -25,6 +25,8 @@ CONTEXT_VARS = (
     "validation_nccl",
     "validation_fio",
     "validation_ddp",
+    "validation_paths",
+    "validation_telemetry",
     "nfs_server_mode",
     "nfs_server_map",
     "powerscale_smartconnect",

@@ -25,6 +25,7 @@ UNITS = {
     "MB/s": ("mbps", "bytes_per_second", 1e6),
     "samples/s": ("", "samples_per_second", 1.0),
     "ratio": ("", "ratio", 1.0),
+    "%": ("pct", "ratio", 0.01),
 }
 NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 

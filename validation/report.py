@@ -29,8 +29,8 @@ LAB_BANNER = ("LAB STAND-IN: gloo all-reduce on CPU over the cfab0 stand-in inst
               "InfiniBand, a tiny model instead of ResNet-50, TCG VMs instead of DGX A100. These figures prove "
               "the harness, not the hardware.")
 SCHEMA = Path(__file__).resolve().parent / "schema" / "report.schema.json"
-STAGE_TITLES = {"nccl": "NCCL all-reduce", "fio": "fio on the NFS mounts", "ddp": "PyTorch DDP training",
-                "report": "Report inputs"}
+STAGE_TITLES = {"paths": "Path baselines (the network under the measurements)", "nccl": "NCCL all-reduce",
+                "fio": "fio on the NFS mounts", "ddp": "PyTorch DDP training", "report": "Report inputs"}
 
 
 def schema() -> dict[str, Any]:
@@ -122,8 +122,25 @@ def junit_xml(report: dict[str, Any]) -> str:
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
+def _op(bound: dict[str, Any]) -> str:
+    """How a bound compares: at_most is an upper bound, every other kind a lower one."""
+    return "<=" if bound["kind"] == "at_most" else ">="
+
+
 def _bounds_text(c: dict[str, Any]) -> str:
-    return "; ".join(f"{b['kind']} >= {b['limit']:.4g} ({b['detail']})" for b in c["bounds"]) or "-"
+    return "; ".join(f"{b['kind']} {_op(b)} {b['limit']:.4g} ({b['detail']})" for b in c["bounds"]) or "-"
+
+
+def limits_md(report: dict[str, Any]) -> list[str]:
+    """The 'where is the limit' section: one diagnosis per failing node, each path's layers as fractions."""
+    limits = report["verdict"].get("limits") or {}
+    lines = ["## Where is the limit", ""] + [f"- {d}" for d in limits.get("diagnosis") or []] + [""]
+    for row in limits.get("paths") or []:
+        cells = [f"{layer['layer']}: {_fmt(layer['value'], layer['unit'])}"
+                 + (f" ({layer['fraction_of_below']:.2f} of the layer below)" if layer["fraction_of_below"] is not None
+                    else "") for layer in row["layers"]]
+        lines.append(f"- `{row['path']}`: " + " -> ".join(cells))
+    return [*lines, ""]
 
 
 def _bundle_text(report: dict[str, Any]) -> str:
@@ -142,6 +159,7 @@ def summary_md(report: dict[str, Any]) -> str:
               f"Bundle {_bundle_text(report)}.", ""]
     if v["failed"]:
         lines += ["## Failed", ""] + [f"- `{f}`" for f in v["failed"]] + [""]
+    lines += limits_md(report)
     lines += ["## Performance", "", "| metric | value | samples (spread) | bounds | status | reference |",
               "|---|---|---|---|---|---|"]
     for c in v["checks"]:
@@ -172,15 +190,61 @@ def plots(report: dict[str, Any]) -> dict[str, list[str]]:
     """The report's charts by stage; a chart that cannot be drawn says so in its place (the report is still
     written, and the other charts with it)."""
     out: dict[str, list[str]] = {}
-    for stage, draw in (("nccl", _nccl_plot), ("fio", _fio_plot), ("ddp", _ddp_plot)):
+    for stage, draw in (("paths", _storage_paths_plot), ("paths", _fabric_paths_plot), ("nccl", _nccl_plot),
+                        ("fio", _fio_plot), ("fio", _array_plot), ("ddp", _ddp_plot), ("ddp", _util_plot)):
         try:
             svg = draw(report)
         except Exception as exc:  # a plot must never cost the customer the report
             svg = (f'<p class="FAIL">the plot could not be drawn ({escape(type(exc).__name__)}: {escape(str(exc))}); '
                    "the tables hold every figure</p>")
         if svg:
-            out[stage] = [svg]
+            out.setdefault(stage, []).append(svg)
     return out
+
+
+def _storage_paths_plot(report: dict[str, Any]) -> str | None:
+    paths = report["verdict"]["series"].get("paths") or {}
+    if not paths.get("storage_MBps"):
+        return None
+    nodes = list(paths["storage_MBps"])
+    return svgplot.bar_chart("Storage path baseline per DGX (iperf3 from the storage side, best sample)",
+                             "throughput (MB/s)", [(n, paths["storage_MBps"].get(n)) for n in nodes],
+                             paths.get("nominal_storage_MBps") or {}, "nominal link rate",
+                             _threshold_for(report, "path_storage_MBps"))
+
+
+def _fabric_paths_plot(report: dict[str, Any]) -> str | None:
+    paths = report["verdict"]["series"].get("paths") or {}
+    if not paths.get("fabric_GBps"):
+        return None
+    pairs = list(paths["fabric_GBps"])
+    return svgplot.bar_chart("Compute-fabric baseline per pair (best sample)", "throughput (GB/s)",
+                             [(p, paths["fabric_GBps"].get(p)) for p in pairs], paths.get("nominal_fabric_GBps") or {},
+                             "nominal link rate", _threshold_for(report, "path_fabric_GBps"))
+
+
+def _array_plot(report: dict[str, Any]) -> str | None:
+    rows = report["verdict"]["series"].get("array") or []
+    if not rows:
+        return None
+    return svgplot.bar_chart("Array side (its own counters) against client side (fio), per read phase",
+                             "read (MB/s)", [(r["case"], r["array_MBps"]) for r in rows],
+                             {r["case"]: r["client_MBps"] for r in rows}, "client side (fio) MB/s")
+
+
+def _util_plot(report: dict[str, Any]) -> str | None:
+    util = report["verdict"]["series"].get("util") or {}
+    if not util.get("nodes"):
+        return None
+    what = "CPU (lab stand-in)" if util.get("what") == "cpu" else "GPU"
+    chart = svgplot.Chart(title=f"{what} utilisation during the trainings (shaded: none; means over real data in the "
+                                "table)", x_label="seconds since sampling started", y_label="utilisation (%)")
+    for label, node in util["nodes"].items():
+        chart.series.append(svgplot.Series(label, [(t, v) for t, v in node.get("points") or []]))
+    floor = _threshold_for(report, "ddp_real_util_pct")
+    if floor is not None:
+        chart.hlines.append(svgplot.HLine("floor (real data)", floor))
+    return svgplot.line_chart(chart)
 
 
 def _nccl_plot(report: dict[str, Any]) -> str | None:
@@ -232,8 +296,8 @@ def _performance_row(c: dict[str, Any], report: dict[str, Any]) -> dict[str, Any
         "label": c["label"], "status": c["status"], "value": _fmt(c["value"], c["unit"]),
         "samples": ", ".join(_fmt(s) for s in c["samples"]),
         "spread": "-" if c["spread_pct"] is None else f"{c['spread_pct']}%",
-        "bounds": [{"kind": b["kind"], "limit": f"{b['limit']:.4g}", "detail": b["detail"], "source": b["source"]}
-                   for b in c["bounds"]],
+        "bounds": [{"kind": b["kind"], "op": "\u2264" if b["kind"] == "at_most" else "\u2265",
+                    "limit": f"{b['limit']:.4g}", "detail": b["detail"], "source": b["source"]} for b in c["bounds"]],
         "reasons": "; ".join(c["reasons"]), "reference": report["reference"].get(c["label"], ""),
     }
 
@@ -261,6 +325,7 @@ def html_view(report: dict[str, Any]) -> dict[str, Any]:
             "sanity": [{"label": c["label"], "status": c["status"], "reasons": "; ".join(c["reasons"])}
                        for c in checks if c["kind"] == "sanity"],
             "plots": [Markup(svg) for svg in charts.get(key, [])],  # built by svgplot, every text escaped there
+            "tables": stage_tables(report, key),
         })
     hand = report["handover"]
     return {
@@ -271,11 +336,48 @@ def html_view(report: dict[str, Any]) -> dict[str, Any]:
         "lab_banner": LAB_BANNER if report["lab_standins"] else "",
         "bundle": report["bundle"], "bundle_text": _bundle_text(report), "schema_version": report["schema_version"],
         "customer": hand["customer"], "logo_uri": handover.logo_data_uri(hand["logo"]),
-        "signoff": hand["signoff"], "stages": stages,
+        "signoff": hand["signoff"], "stages": stages, "limits": limits_view(report),
         "thresholds": [_threshold_row(t) for t in report.get("thresholds") or []],
         "outlier_max_behind_pct": str(report.get("outlier_max_behind_pct")),
         "environment": json.dumps(report.get("environment") or {}, indent=1, sort_keys=True),
     }
+
+
+def limits_view(report: dict[str, Any]) -> dict[str, Any]:
+    """The 'where is the limit' section as text cells: diagnosis lines, and per path its layers."""
+    limits = report["verdict"].get("limits") or {}
+    rows = []
+    for row in limits.get("paths") or []:
+        rows.append({"path": row["path"], "layers": [
+            {"layer": layer["layer"], "value": _fmt(layer["value"], layer["unit"]), "status": layer["status"] or "",
+             "fraction": "-" if layer["fraction_of_below"] is None else f"{layer['fraction_of_below']:.2f}"}
+            for layer in row["layers"]]})
+    return {"diagnosis": list(limits.get("diagnosis") or []), "paths": rows}
+
+
+def stage_tables(report: dict[str, Any], stage: str) -> list[dict[str, Any]]:
+    """Extra tables of a stage: the array side against the client side (fio, DDP), the utilisation (DDP)."""
+    series = report["verdict"]["series"]
+    tables = []
+    if stage == "fio" and series.get("array"):
+        tables.append({"title": "Array side (OneFS statistics) and client side (fio), per read phase",
+                       "headers": ["read phase", "node", "client (fio)", "array sent (net.ext out)",
+                                   "array read (ifs out)", "array / client"],
+                       "rows": [[r["case"], r["node"], _fmt(r["client_MBps"], "MB/s"), _fmt(r["array_MBps"], "MB/s"),
+                                 _fmt(r["array_ifs_MBps"], "MB/s"), _fmt(r["ratio"])] for r in series["array"]]})
+    if stage == "ddp" and series.get("ddp_array"):
+        tables.append({"title": "Array side and training side during the real-data trainings",
+                       "headers": ["case", "nodes", "loaders read", "array sent", "array / loaders"],
+                       "rows": [[r["case"], r["node"], _fmt(r["loader_MBps"], "MB/s"), _fmt(r["array_MBps"], "MB/s"),
+                                 _fmt(r["ratio"])] for r in series["ddp_array"]]})
+    util = series.get("util") or {}
+    if stage == "ddp" and util.get("nodes"):
+        what = "CPU, lab stand-in" if util.get("what") == "cpu" else "GPU"
+        tables.append({"title": f"Utilisation during the real-data trainings ({what})",
+                       "headers": ["node (case)", "mean over real data", "GPUs", "peak GPU memory"],
+                       "rows": [[label, _fmt(n.get("mean_real"), "%"), str(n.get("gpus") or "-"),
+                                 _fmt(n.get("peak_memory_mib"), "MiB")] for label, n in util["nodes"].items()]})
+    return tables
 
 
 def html_report(report: dict[str, Any], template: Path | None = None) -> str:

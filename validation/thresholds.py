@@ -2,10 +2,12 @@
 
 A threshold entry (group_vars ``acceptance_thresholds``)::
 
-    {metric, stage, floor?, ceiling?: {derive, fraction}, baseline?: bool, source}
+    {metric, stage, floor?, ceiling?: {derive, fraction}, measured?: {derive, fraction}, baseline?: bool, source}
 
 - ``floor``: the value must be >= floor (absolute, in the metric's unit).
 - ``ceiling``: the value must be >= fraction x a ceiling derived from the topology (``derive`` below).
+- ``measured``: the value must be >= fraction x a ceiling measured in the same run (``MEASURED`` below: the path
+  baselines of validation/paths.py, which the verdict puts in ``ctx["measured_baselines"]`` before judging).
 - ``baseline``: compare with the same metric in an earlier run's report.json (``acceptance_baseline``);
   on by default when a baseline path is set.
 Every bound carries the entry's ``source`` so the report says where each number comes from.
@@ -29,6 +31,10 @@ KNOWN_METRICS = {
     "ddp_real_over_synthetic": ("ddp", "ratio"),
     "ddp_synthetic_throughput": ("ddp", "samples/s"),
     "ddp_real_throughput": ("ddp", "samples/s"),
+    "path_storage_MBps": ("paths", "MB/s"),
+    "path_storage_aggregate_MBps": ("paths", "MB/s"),
+    "path_fabric_GBps": ("paths", "GB/s"),
+    "ddp_real_util_pct": ("ddp", "%"),   # GPU utilisation; the lab's stand-in: CPU (the check says which)
 }
 
 
@@ -38,7 +44,7 @@ class ThresholdError(ValueError):
 
 @dataclass(frozen=True)
 class Bound:
-    kind: str          # floor | ceiling | baseline | outlier
+    kind: str          # floor | ceiling | measured | baseline | outlier (value >= limit); at_most (value <= limit)
     limit: float       # the value must be >= limit
     source: str
     detail: str = ""   # how the limit was computed
@@ -144,6 +150,60 @@ def hcas_x_link_rate_GBps(ctx: dict[str, Any], nodes: list[str]) -> tuple[float,
     return hcas * rate / 8, f"{hcas} HCAs x {rate:g} Gb/s = {hcas * rate / 8:g} GB/s"
 
 
+def _measured(ctx: dict[str, Any]) -> dict[str, Any]:
+    measured = ctx.get("measured_baselines")
+    if not isinstance(measured, dict):
+        raise ThresholdError("no path baseline was measured in this run (validation_stages.paths disabled, or "
+                             "the baselines failed: see paths_sanity)")
+    return measured
+
+
+def storage_path_baseline_MBps(ctx: dict[str, Any], instance: str | None) -> tuple[float, str]:
+    """This run's iperf3 baseline of a node's storage path (instance = node), or of every DGX at once (None)."""
+    measured = _measured(ctx)
+    if instance is None:
+        value = measured.get("storage_aggregate")
+        what = "the aggregate storage baseline (every DGX at once)"
+    else:
+        value = (measured.get("storage") or {}).get(instance)
+        what = f"the storage path baseline of {instance}"
+    if not isinstance(value, (int, float)) or value <= 0:
+        raise ThresholdError(f"{what} was not measured in this run (see paths_sanity): nothing to compare with")
+    return float(value), f"{what} {value:.4g} MB/s (iperf3, this run)"
+
+
+def fabric_path_baseline_GBps(ctx: dict[str, Any], instance: str | None) -> tuple[float, str]:
+    """This run's compute-fabric baseline of a pair (instance = 'a+b'), or the slowest pair (all nodes)."""
+    fabric = _measured(ctx).get("fabric") or {}
+    if instance is not None and "+" in instance:
+        value = fabric.get(instance)
+        if not isinstance(value, (int, float)) or value <= 0:
+            raise ThresholdError(f"the compute-fabric baseline of {instance} was not measured in this run "
+                                 "(see paths_sanity): nothing to compare with")
+        return float(value), f"the fabric baseline of {instance} {value:.4g} GB/s (this run)"
+    values = {k: v for k, v in fabric.items() if isinstance(v, (int, float)) and v > 0}
+    if not values:
+        raise ThresholdError("no compute-fabric baseline was measured in this run (see paths_sanity)")
+    pair = min(values, key=lambda k: values[k])
+    return float(values[pair]), f"the slowest fabric baseline, {pair} {values[pair]:.4g} GB/s (this run)"
+
+
+def host_scaling(ctx: dict[str, Any], instance: str | None) -> tuple[float, str]:
+    """The efficiency the machine itself gives N nodes training side by side without DDP (speedup / N, this run):
+    the ideal a DDP scaling efficiency is judged against where the nodes share a host (the lab)."""
+    value = (ctx.get("measured_baselines") or {}).get("host_scaling")
+    if not isinstance(value, (int, float)) or value <= 0:
+        raise ThresholdError("the host's capacity (the training without DDP on every node at once, "
+                             "validation_ddp.host_scaling) was not measured in this run: nothing to compare with")
+    return float(value), f"the host's own scaling efficiency {value:.3g} (every node training without DDP, this run)"
+
+
+MEASURED = {
+    "storage_path_baseline": storage_path_baseline_MBps,
+    "fabric_path_baseline": fabric_path_baseline_GBps,
+    "host_scaling": host_scaling,
+}
+
 DERIVATIONS = {
     "node_bottleneck_link": lambda ctx, instance, nodes: node_bottleneck_link_MBps(ctx, instance),
     "aggregate_links": lambda ctx, instance, nodes: aggregate_links_MBps(ctx, nodes),
@@ -159,8 +219,8 @@ def check_entry(entry: dict[str, Any], index: int) -> None:
         raise ThresholdError(f"{where}: unknown metric; known: {', '.join(sorted(KNOWN_METRICS))}")
     if not entry.get("source"):
         raise ThresholdError(f"{where}: every threshold records its source (fix: add source: \"...\")")
-    if "floor" not in entry and "ceiling" not in entry and not entry.get("baseline"):
-        raise ThresholdError(f"{where}: give at least one of floor, ceiling or baseline")
+    if "floor" not in entry and "ceiling" not in entry and "measured" not in entry and not entry.get("baseline"):
+        raise ThresholdError(f"{where}: give at least one of floor, ceiling, measured or baseline")
     if "floor" in entry and not isinstance(entry["floor"], (int, float)):
         raise ThresholdError(f"{where}: floor={entry['floor']!r} is not a number")
     ceiling = entry.get("ceiling")
@@ -170,6 +230,13 @@ def check_entry(entry: dict[str, Any], index: int) -> None:
         frac = ceiling.get("fraction")
         if not isinstance(frac, (int, float)) or not 0 < frac <= 1.5:
             raise ThresholdError(f"{where}: ceiling.fraction={frac!r} must be a number in (0, 1.5]")
+    measured = entry.get("measured")
+    if measured is not None:
+        if not isinstance(measured, dict) or measured.get("derive") not in MEASURED:
+            raise ThresholdError(f"{where}: measured.derive must be one of {', '.join(MEASURED)}")
+        frac = measured.get("fraction")
+        if not isinstance(frac, (int, float)) or not 0 < frac <= 1.5:
+            raise ThresholdError(f"{where}: measured.fraction={frac!r} must be a number in (0, 1.5]")
 
 
 def bounds_for(ctx: dict[str, Any], metric: str, instance: str | None,
@@ -190,6 +257,10 @@ def bounds_for(ctx: dict[str, Any], metric: str, instance: str | None,
             fraction = float(entry["ceiling"]["fraction"])
             ceiling, how = DERIVATIONS[derive](ctx, instance, nodes)
             out.append(Bound("ceiling", round(fraction * ceiling, 6), source, f"{fraction:g} x {how}"))
+        if entry.get("measured"):
+            fraction = float(entry["measured"]["fraction"])
+            value, how = MEASURED[entry["measured"]["derive"]](ctx, instance)
+            out.append(Bound("measured", round(fraction * value, 6), source, f"{fraction:g} x {how}"))
         wants_baseline = entry.get("baseline", bool(baseline_cfg.get("path")))
         if wants_baseline and baseline_value is not None:
             pct = float(baseline_cfg.get("max_regression_pct", 10))

@@ -34,7 +34,8 @@ from .thresholds import KNOWN_METRICS, Bound, ThresholdError, bounds_for, metric
 PASS, FAIL, INFO = "PASS", "FAIL", "INFO"
 F = TypeVar("F", bound=Callable[..., Any])
 # Per-node metrics: the outlier rule compares their instances (nodes, node pairs) with the best one.
-OUTLIER_METRICS = ("nccl_single_node_busbw_gbps", "nccl_pair_busbw_gbps", "fio_node_read_MBps")
+OUTLIER_METRICS = ("nccl_single_node_busbw_gbps", "nccl_pair_busbw_gbps", "fio_node_read_MBps", "path_storage_MBps",
+                   "path_fabric_GBps")
 
 
 @dataclass
@@ -77,7 +78,8 @@ class Verdict:
     checks: list[Check]
     failed: list[str]
     lab_standins: bool
-    series: dict[str, Any]          # plot data: busbw vs size per case, per-node fio, ddp vs nodes
+    series: dict[str, Any]          # plot data: busbw vs size per case, per-node fio, ddp vs nodes, baselines...
+    limits: dict[str, Any] = field(default_factory=dict)  # where is the limit (validation.paths.where_is_the_limit)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +88,7 @@ class Verdict:
             "lab_standins": self.lab_standins,
             "checks": [c.to_dict() for c in self.checks],
             "series": self.series,
+            "limits": self.limits,
         }
 
 
@@ -671,6 +674,8 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
         check.status = FAIL
         check.reasons.extend(peer)
     for sample in meta["samples"]:
+        if sample.get("mode") == "bare":
+            continue  # the training without DDP: the host's capacity, judged by validation.paths.judge_host_scaling
         problems = _sample_problems(meta, sample)
         tag = sample.get("file")
         mode = str(sample.get("mode") or "synthetic")
@@ -821,6 +826,13 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     def enabled(stage: str) -> bool:
         return bool((stages.get(stage) or {}).get("enabled", False))
 
+    from . import paths  # the layers under the stages' figures (it judges with this module's helpers)
+
+    if enabled("paths"):
+        path_checks, series["paths"] = paths.judge_paths(ctx, raw / "paths", nodes, lab, baseline, repeats)
+        checks.extend(path_checks)
+        # the thresholds measured against the same run's baselines (acceptance_thresholds' "measured") see them
+        ctx = dict(ctx, measured_baselines=paths.measured_baselines(path_checks))
     if enabled("nccl") and not lab:
         checks.extend(judge_sysinfo(raw / "sysinfo", nodes, ctx, models))
     if enabled("nccl"):
@@ -854,24 +866,39 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
         series["fio"] = {"node_read_MBps": node_values,
                          "aggregate_clients_MBps": {k: max(v) for k, v in clients.items() if v},
                          "link_MBps": _link_ceilings(ctx, nodes)}
+        array_checks, series["array"] = paths.judge_fio_array(ctx, run_dir, nodes, lab,
+                                                              [c for c in checks if c.stage == "fio"])
+        checks.extend(array_checks)
     if enabled("ddp"):
+        host, host_efficiency = paths.judge_host_scaling(ctx, raw / "ddp", nodes, lab)
+        ctx = dict(ctx, measured_baselines=dict(ctx.get("measured_baselines") or {}, host_scaling=host_efficiency))
+        checks.extend(host)
         checks.extend(_judge_ddp(ctx, raw / "ddp", nodes, lab, baseline, series, models))
+        paths.apply_host_limit(checks, host, float(((ctx.get("validation_ddp") or {}).get("host_scaling") or {})
+                                                   .get("min_speedup") or 1.0))
+        counts = sorted({1, len(nodes)}) if nodes else [1]
+        util_checks, series["util"] = paths.judge_util(ctx, raw / "ddp", counts, nodes, lab, baseline)
+        ddp_array, series["ddp_array"] = paths.judge_ddp_array(ctx, run_dir, counts, nodes, lab)
+        checks.extend(util_checks + ddp_array)
     _apply_outliers(checks, float(ctx.get("acceptance_outlier_max_behind_pct") or 5))
     # A threshold nobody measured is a FAIL, never a silent skip.
     measured = {c.name for c in checks}
     for metric in sorted(metrics_with_thresholds(ctx)):
         stage = KNOWN_METRICS.get(metric, ("?", ""))[0]
+        single = len(nodes) < 2 and metric in ("nccl_multi_node_busbw_gbps", "path_fabric_GBps",
+                                                 "path_storage_aggregate_MBps")
         if metric not in measured and enabled(stage) and not (metric == "nccl_pair_busbw_gbps" and not ring_pairs(nodes)) \
-                and not (metric == "nccl_multi_node_busbw_gbps" and len(nodes) < 2):
+                and not single:
             checks.append(Check(name=metric, stage=stage, kind="performance", status=FAIL,
                                 reasons=["threshold configured but nothing measured it"], lab_standin=lab))
-    for stage in ("nccl", "fio", "ddp"):
+    for stage in ("paths", "nccl", "fio", "ddp"):
         if not enabled(stage):
             checks.append(Check(name=f"{stage}_stage", stage=stage, kind="sanity", status=INFO,
                                 reasons=["stage disabled in validation_stages"], lab_standin=lab))
     failed = [c.label for c in checks if c.status == FAIL]
     status = FAIL if failed or not any(c.kind == "performance" and c.status != FAIL for c in checks) else PASS
-    return Verdict(status=status, checks=checks, failed=failed, lab_standins=lab, series=series)
+    return Verdict(status=status, checks=checks, failed=failed, lab_standins=lab, series=series,
+                   limits=paths.where_is_the_limit(checks, series, ctx, nodes))
 
 
 def _repeats(ctx: dict[str, Any]) -> int | None:

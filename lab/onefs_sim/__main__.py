@@ -8,11 +8,13 @@ import argparse
 import json
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from .backends import KnfsdBackend, MemoryBackend
 from .model import ALL_PRIVILEGES, LICENCE_STATUSES, PapiError
 from .server import OneFSSimulator
+from .stats import Statistics, kernel_counters
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -77,7 +79,11 @@ def main(argv: list[str] | None = None) -> int:
                          privileges=load_privileges(args.privileges))
     sim.cluster.name = args.cluster_name
     sim.cluster.licences.update(parse_licences(args.licence))
+    stop = threading.Event()
     if args.backend == "knfsd":
+        # the array's throughput counters (GET /platform/1/statistics/current), read every second from the kernel
+        sim.statistics = Statistics(kernel_counters)
+        threading.Thread(target=sim.statistics.run, args=(1.0, stop), name="onefs-sim-stats", daemon=True).start()
         try:
             sim.reapply()
         except PapiError as err:  # keep serving: the API reports the state, the next change re-applies it
@@ -88,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         sim.serve_forever(host.strip("[]") or "127.0.0.1", int(port), args.cert, args.key)
     except (SystemExit, KeyboardInterrupt):
         print("onefs_sim: stopped", flush=True)
+    finally:
+        stop.set()
     return 0
 
 

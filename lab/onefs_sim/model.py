@@ -39,12 +39,12 @@ BUILTIN_GROUPS: dict[str, int] = {"wheel": 0}
 # ISI_PRIV_IFS_RESTORE (Dell's CSI driver documentation: the privileges of a non-root PowerScale user).
 ALL_PRIVILEGES = ("ISI_PRIV_LOGIN_PAPI", "ISI_PRIV_AUTH", "ISI_PRIV_NFS", "ISI_PRIV_QUOTA", "ISI_PRIV_NETWORK",
                   "ISI_PRIV_LICENSE", "ISI_PRIV_NS_TRAVERSE", "ISI_PRIV_NS_IFS_ACCESS", "ISI_PRIV_IFS_RESTORE",
-                  "ISI_PRIV_IFS_BACKUP", "ISI_PRIV_CLUSTER", "ISI_PRIV_SNAPSHOT")
+                  "ISI_PRIV_IFS_BACKUP", "ISI_PRIV_CLUSTER", "ISI_PRIV_SNAPSHOT", "ISI_PRIV_STATISTICS")
 PRIVILEGE_NAMES = {"ISI_PRIV_LOGIN_PAPI": "Platform API", "ISI_PRIV_AUTH": "Auth", "ISI_PRIV_NFS": "NFS",
                    "ISI_PRIV_QUOTA": "SmartQuotas", "ISI_PRIV_NETWORK": "Network", "ISI_PRIV_LICENSE": "License",
                    "ISI_PRIV_NS_TRAVERSE": "Namespace Traverse", "ISI_PRIV_NS_IFS_ACCESS": "Namespace Access",
                    "ISI_PRIV_IFS_RESTORE": "Restore", "ISI_PRIV_IFS_BACKUP": "Backup", "ISI_PRIV_CLUSTER": "Cluster",
-                   "ISI_PRIV_SNAPSHOT": "Snapshot"}
+                   "ISI_PRIV_SNAPSHOT": "Snapshot", "ISI_PRIV_STATISTICS": "Statistics"}
 
 # Licences (GET /platform/5/license/licenses; status values of the isilon-sdk v9_5_0 LicenseLicense model).
 LICENCE_STATUSES = ("Unlicensed", "Licensed", "Expired", "Evaluation", "Evaluation Expired")

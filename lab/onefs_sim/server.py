@@ -46,6 +46,7 @@ from .model import (
     persona_view,
     resolve_persona,
 )
+from .stats import Statistics
 
 UNAUTHORIZED = PapiError(401, "AEC_UNAUTHORIZED", "Authorization required")
 MUTATING = {"POST", "PUT", "DELETE", "PATCH"}
@@ -111,6 +112,8 @@ class OneFSSimulator:
         self.cluster = cluster or Cluster()
         self.sessions: dict[str, Session] = {}
         self.faults: list[Fault] = []
+        # GET /platform/1/statistics/*: real counters of the machine (lab/onefs_sim/stats.py); None: not served
+        self.statistics: Statistics | None = None
         self.expiry_triggers: list[Fault] = []
         self.requests: list[RequestRecord] = []
         self.lock = threading.RLock()
@@ -357,6 +360,7 @@ ROUTE_PRIVILEGES: tuple[tuple[str, str], ...] = (
     ("quota", "ISI_PRIV_QUOTA"),
     ("network", "ISI_PRIV_NETWORK"),
     ("license", "ISI_PRIV_LICENSE"),
+    ("statistics", "ISI_PRIV_STATISTICS"),
 )
 
 
@@ -475,6 +479,10 @@ def route(sim: OneFSSimulator, method: str, path: str, query: dict[str, str], bo
                 sim.backend.remove_quota(q)
                 sim.save()
                 return 204, None
+    if parts[0] == "statistics" and method == "GET" and resource in ("statistics/current", "statistics/keys"):
+        if sim.statistics is None:
+            raise not_found(f"Path not found: {path} (this simulator's backend has no counters to serve)")
+        return 200, sim.statistics.current(query) if parts[1] == "current" else sim.statistics.keys()
     if parts[0] == "network":
         need(3)
         if resource == "network/pools" and method == "GET":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from validation import parse_fio
 from validation.context import context_from_inventory
 from validation.verdict import ring_pairs
 
@@ -49,14 +50,67 @@ REPEATS = 5  # inventories/production validation_repeats: every case holds that 
 FIO_ASKED = {"rw": "read", "profile": {"bs": "1M", "direct": 0, "runtime": 0}}
 
 
-def ddp_doc(mode: str, world: int, samples_per_s: float, steps: int = 50) -> str:
+def ddp_doc(mode: str, world: int, samples_per_s: float, steps: int = 50, wall_start: float = 1.8e9) -> str:
     step = 256 * world / samples_per_s
     return json.dumps({"mode": mode, "model": "resnet50", "backend": "nccl", "device": "cuda", "world_size": world,
                        "nodes": NODES[: world // 8], "batch_size_per_rank": 256, "global_batch": 256 * world,
                        "steps": steps, "warmup_steps": 10, "complete": True, "errors": [],
                        "step_times_s": [step] * steps, "rank_mean_step_s": [step] * world,
-                       "samples_per_s": samples_per_s,
+                       "samples_per_s": samples_per_s, "wall_start": wall_start,
+                       "wall_end": wall_start + step * (steps + 10),
                        "dataset": DDP_DATASET if mode == "real" else None})
+
+
+REAL = ROOT / "tests" / "fixtures" / "paths" / "real"
+
+
+def iperf3_doc(server: str, streams: int, reverse: bool, mbps: float, seconds: int = 10) -> str:
+    """The real iperf3 -J capture (tests/fixtures/paths/real) re-aimed: another server, stream count, direction and
+    throughput, as a production storage or fabric path would print it."""
+    doc = json.loads((REAL / "iperf3-tcp-1stream-3.9-cloudpilot.json").read_text(encoding="utf-8"))
+    start = doc["start"]
+    start["connected"] = [dict(start["connected"][0], socket=5 + i, remote_host=server, remote_port=5201)
+                          for i in range(streams)]
+    start["test_start"].update(num_streams=streams, reverse=int(reverse), duration=seconds)
+    bps = mbps * 8e6
+    for key in ("sum_sent", "sum_received"):
+        doc["end"][key].update(seconds=float(seconds), end=float(seconds), bytes=int(mbps * 1e6 * seconds),
+                               bits_per_second=bps)
+    return json.dumps(doc, indent="\t")
+
+
+def ib_write_bw_text(device: str, gbps: float) -> str:
+    """The real ib_write_bw report (perftest #273) for another HCA and average bandwidth."""
+    text = (REAL / "ib_write_bw-gbits-perftest-273.txt").read_text(encoding="utf-8")
+    text = text.replace("Device         : ib0", f"Device         : {device}").replace("Post List ", "")
+    return re.sub(r"(?m)^ 8          224958464        0.00               0.48",
+                  f" 65536      224958464        0.00               {gbps:.2f}", text)
+
+
+def stats_jsonl(bytes_sent: float, seconds: int = 60, t0: float = 1.8e9) -> str:
+    """A sampler's file (validation.array_telemetry) during a phase in which the array sent bytes_sent: one
+    statistics/current answer per second, in the real answer's layout (tests/fixtures/onefs/real)."""
+    rate = bytes_sent / seconds
+    lines = [json.dumps({"sampler": "array_telemetry", "path": "/platform/1/statistics/current", "interval_s": 1})]
+    for i in range(seconds + 2):
+        value = rate if 1 <= i <= seconds else 0.0
+        stats = [{"devid": dev, "error": None, "error_code": None, "key": key, "time": int(t0) + i,
+                  "value": value / 4 if key.endswith("out.rate") else 0.0}
+                 for dev in (1, 2, 3, 4) for key in ("node.net.ext.bytes.out.rate", "node.ifs.bytes.out.rate")]
+        lines.append(json.dumps({"t": t0 + i + 0.3, "answer": {"stats": stats}}))
+    return "\n".join(lines) + "\n"
+
+
+def util_doc(node: str, windows: list[tuple[float, float]], pct: float = 95.0) -> str:
+    """util_sampler.py's file of a DGX whose 8 GPUs ran at pct during the given windows (nvidia-smi's CSV)."""
+    start, end = min(a for a, _ in windows) - 3, max(b for _, b in windows) + 3
+    samples, t = [], start
+    while t <= end:
+        busy = any(a <= t <= b for a, b in windows)
+        rows = "".join(f"{i}, {int(pct) if busy else 0} %, {30000 if busy else 5} MiB\n" for i in range(8))
+        samples.append({"t": t, "text": "index, utilization.gpu [%], memory.used [MiB]\n" + rows})
+        t += 1.0
+    return json.dumps({"what": "gpu", "node": node, "interval_s": 1.0, "samples": samples, "errors": []})
 
 
 DDP_DATASET = "/mnt/training/.validation-dataset"
@@ -106,12 +160,57 @@ def build_production_run(run: Path) -> None:
                    dict(FIO_ASKED, expected_clients={f"{ADDR[n]}:8765": n}, directories={n: "/tmp/fiox/d2"}))
     for count, syn, real in ((1, 16500.0, 16210.0), (4, 63800.0, 62950.0)):
         world = 8 * count
-        files = {f"{m}-r{k}.json": ddp_doc(m, world, v) for m, v in (("synthetic", syn), ("real", real))
-                 for k in range(1, REPEATS + 1)}
+        windows: list[tuple[float, float]] = []
+        files = {}
+        for i, (m, v) in enumerate((("synthetic", syn), ("real", real))):
+            for k in range(1, REPEATS + 1):
+                doc = ddp_doc(m, world, v, wall_start=1.8e9 + (i * REPEATS + k) * 20)
+                files[f"{m}-r{k}.json"] = doc
+                if m == "real":
+                    d = json.loads(doc)
+                    windows.append((d["wall_start"], d["wall_end"]))
         samples = [{"file": f, "rc": 0, "timed_out": False, "mode": f.split("-")[0]} for f in files]
-        write_case(run, "ddp", f"n{count}", files,
-                   {"nodes": NODES[:count], "expected_world_size": world, "training": {"dataset": DDP_DATASET}},
-                   samples=samples)
+        case_dir = write_case(run, "ddp", f"n{count}", files,
+                              {"nodes": NODES[:count], "expected_world_size": world,
+                               "training": {"dataset": DDP_DATASET}}, samples=samples)
+        for n in NODES[:count]:
+            (case_dir / f"util-{n}.json").write_text(util_doc(n, windows), encoding="utf-8")
+        loaders = REPEATS * 256 * world * 60 * (1 + 3 * 224 * 224)
+        telemetry = run / "raw" / "telemetry" / "ddp"
+        telemetry.mkdir(parents=True, exist_ok=True)
+        (telemetry / f"n{count}.jsonl").write_text(stats_jsonl(loaders * 1.01), encoding="utf-8")
+    build_production_paths(run)
+
+
+STORAGE_MBPS = 4850.0     # iperf3 -R with 8 streams on a 40 GbE path: 0.97 of its line rate
+FABRIC_GBITS = 196.0      # ib_write_bw per HDR HCA (200 Gb/s)
+
+
+def build_production_paths(run: Path) -> None:
+    """The path baselines and the array telemetry of a passing production run."""
+    server = {"dgx01": "198.51.100.21", "dgx02": "198.51.100.32", "dgx03": "198.51.100.23", "dgx04": "198.51.100.34"}
+    asked = {"port": 5201, "streams": 8, "seconds": 10, "reverse": True}
+    for n in NODES:
+        for case, mbps in ((f"storage-{n}", STORAGE_MBPS), (f"storage-all-{n}", STORAGE_MBPS * 0.98)):
+            write_case(run, "paths", case, repeated(iperf3_doc(server[n], 8, True, mbps), "json"),
+                       {"kind": "storage-all" if "all" in case else "storage", "nodes": [n], "tool": "iperf3",
+                        "path": f"{n} -> {server[n]}", "asked": dict(asked, server=server[n])})
+    hcas = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"]
+    for a, b in ring_pairs(NODES):
+        files = {f"{dev}-r1.txt": ib_write_bw_text(dev, FABRIC_GBITS) for dev in hcas}
+        samples = [{"file": f"{dev}-r1.txt", "device": dev, "rc": 0, "timed_out": False, "duration_s": 10.0}
+                   for dev in hcas]
+        write_case(run, "paths", f"fabric-{a}-{b}", files,
+                   {"kind": "fabric", "nodes": [a, b], "tool": "ib_write_bw", "path": f"{a} -> {b}",
+                    "asked": {"server": "203.0.113.1", "devices": hcas, "seconds": 10}}, samples=samples)
+    one = fixture_text("fio/client_server_1dgx_production.json")
+    agg = fixture_text("fio/client_server_4dgx_production.json")
+    for case, text in [(f"node-{n}", one) for n in NODES] + [("aggregate", agg)]:
+        moved = sum(parse_fio.client_io_bytes(parse_fio.parse(text)).values())
+        telemetry = run / "raw" / "telemetry" / "fio" / case
+        telemetry.mkdir(parents=True, exist_ok=True)
+        for k in range(1, REPEATS + 1):
+            (telemetry / f"r{k}.jsonl").write_text(stats_jsonl(moved * 1.02), encoding="utf-8")
 
 
 @pytest.fixture

@@ -36,7 +36,10 @@ def test_report_renders_plots_without_console_errors(production_run, tmp_path, f
     p = _chromium(files["html"].as_uri(), tmp_path / "profile", "--dump-dom")
     assert p.returncode == 0, p.stderr[-2000:]
     dom = p.stdout
-    assert dom.count("<svg") == 3, "three plots: busbw vs size, per-node fio, DDP vs nodes"
+    assert dom.count("<svg") == 7, ("seven plots: storage and fabric baselines, busbw vs size, per-node fio, array vs "
+                                    "client side, DDP vs nodes, utilisation")
+    assert 'id="limits"' in dom and "Where is the limit" in dom
+    assert "Array side (OneFS statistics) and client side (fio)" in dom and "Utilisation during the real-data" in dom
     assert dom.count('class="series"') >= 5 and 'class="threshold"' in dom and 'class="bar"' in dom
     assert ("FAIL" if failing else "PASS") in re.search(r'id="verdict">(\w+)<', dom).group(1)
     console = [ln for ln in p.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
@@ -122,7 +125,8 @@ def test_handover_document_fits_1200px_prints_a4_and_stays_self_contained(produc
     printed.write_bytes(pdf)
 
     assert width <= 1200 and wide == [], f"horizontal overflow at 1200 px: {width} px, {wide[:10]}"
-    assert plots == 3 and series == 9 + 24 + 3 and hover >= series * 3 and scripts == 0
+    # busbw (9 cases + 24 crowded pairs), DDP (3), utilisation (5 node/case lines); the bar charts draw no polyline
+    assert plots == 7 and series == 9 + 24 + 3 + 5 and hover >= series * 3 and scripts == 0
     console = [e for e in events if e["method"] in ("Runtime.consoleAPICalled", "Runtime.exceptionThrown")
                or (e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] in ("error", "warning"))]
     assert console == [], console
@@ -137,7 +141,7 @@ def test_handover_document_fits_1200px_prints_a4_and_stays_self_contained(produc
     boxes = {tuple(round(float(x)) for x in m.split()) for m in re.findall(rb"/MediaBox\s*\[([^\]]*)\]", pdf)}
     assert boxes == {(0, 0, 595, 842)}, boxes
     stages = sum(1 for b in breaks if b.startswith("stage:"))
-    assert stages == 3 and all(b.endswith(":page") for b in breaks), breaks
+    assert stages == 4 and all(b.endswith(":page") for b in breaks), breaks
     assert len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf)) >= stages + 3
 
 
@@ -185,7 +189,7 @@ def test_a_site_template_directory_replaces_blocks_and_the_stylesheet(production
     html = (production_run / "report.html").read_text()
     assert '<p id="site-logo">ACME DATA CENTRE</p>' in html and '<p id="site-footer">Accepted for ACME</p>' in html
     assert "/* site stylesheet */" in html and "@page" not in html
-    assert "Grace Hopper" in html and 'id="verdict">PASS<' in html and html.count('class="plot"') == 3
+    assert "Grace Hopper" in html and 'id="verdict">PASS<' in html and html.count('class="plot"') == 7
     assert json.loads((production_run / "report.json").read_text())["handover"]["logo"] == str(logo)
     # one template file instead of a directory; the bundled logo otherwise, as a data: URI of the site's file
     single = tmp_path / "one.html.j2"

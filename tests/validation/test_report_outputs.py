@@ -163,6 +163,12 @@ PROM_NAMES = {
     "ddp_real_over_synthetic": ("dgx_validation_ddp_real_over_synthetic_ratio", 1.0),
     "ddp_synthetic_throughput": ("dgx_validation_ddp_synthetic_throughput_samples_per_second", 1.0),
     "ddp_real_throughput": ("dgx_validation_ddp_real_throughput_samples_per_second", 1.0),
+    "path_storage_MBps": ("dgx_validation_path_storage_bytes_per_second", 1e6),
+    "path_storage_aggregate_MBps": ("dgx_validation_path_storage_aggregate_bytes_per_second", 1e6),
+    "path_fabric_GBps": ("dgx_validation_path_fabric_bytes_per_second", 1e9),
+    "ddp_real_util_pct": ("dgx_validation_ddp_real_util_ratio", 0.01),
+    "fio_array_over_client": ("dgx_validation_fio_array_over_client_ratio", 1.0),
+    "ddp_array_over_loader": ("dgx_validation_ddp_array_over_loader_ratio", 1.0),
 }
 
 

@@ -31,7 +31,9 @@ def test_prepare_writes_the_context_the_verdict_uses(tmp_path):
     expected = context_from_inventory(ROOT / "inventories" / inventory)
     assert written["nodes"] == expected["nodes"]
     for key in ("dgx", "powerscale", "acceptance_thresholds", "nfs_server_mode", "nfs_server_map", "dgx_models",
-                "validation_stages", "validation_nccl", "validation_fio"):
+                "validation_stages", "validation_nccl", "validation_fio", "validation_paths", "validation_telemetry"):
         assert written[key] == expected[key], key
     assert written["validation_ddp"]["image"] == "nvcr.io/nvidia/pytorch:24.05-py3"
-    assert bounds_for(written, "fio_node_read_MBps", "dgx04")[0].limit == pytest.approx(4500.0)
+    measured = {"storage": {"dgx04": 4800.0}}
+    assert [b.limit for b in bounds_for(dict(written, measured_baselines=measured), "fio_node_read_MBps", "dgx04")] \
+        == [pytest.approx(4500.0), pytest.approx(0.8 * 4800.0)]

@@ -8,28 +8,51 @@ import pytest
 
 from validation import thresholds as th
 
+MEASURED = {"storage": {"dgx01": 4850.0}, "storage_aggregate": 19000.0,
+            "fabric": {"dgx01+dgx02": 196.0, "dgx02+dgx03": 150.0}}
+
 
 def test_per_dgx_ceiling_from_the_production_inventory(production_ctx):
     # dgx01 (100 GbE) mounts through f800-1/40gige-1 (40 GbE): 0.9 x 40 Gb/s = 4500 MB/s, below the reference's 4959
     ceiling, how = th.node_bottleneck_link_MBps(production_ctx, "dgx01")
     assert ceiling == pytest.approx(5000.0) and "40 Gb/s" in how
-    bounds = th.bounds_for(production_ctx, "fio_node_read_MBps", "dgx01")
-    assert [(b.kind, b.limit) for b in bounds] == [("ceiling", pytest.approx(4500.0))]
+    bounds = th.bounds_for(dict(production_ctx, measured_baselines=MEASURED), "fio_node_read_MBps", "dgx01")
+    assert [(b.kind, b.limit) for b in bounds] == [("ceiling", pytest.approx(4500.0)),
+                                                   ("measured", pytest.approx(0.8 * 4850.0))]
     assert bounds[0].limit < 4959
-    assert "4959" in bounds[0].source
+    assert "4959" in bounds[0].source and "iperf3, this run" in bounds[1].detail
 
 
 def test_aggregate_ceiling_is_the_storage_side(production_ctx):
     ceiling, how = th.aggregate_links_MBps(production_ctx, production_ctx["nodes"])
     # clients 4 x 100 Gb/s, storage links in use 4 x 40 Gb/s -> 160 Gb/s = 20000 MB/s; 0.9 x = 18000 < 18924
     assert ceiling == pytest.approx(20000.0) and "4 PowerScale links" in how
-    limit = th.bounds_for(production_ctx, "fio_aggregate_read_MBps", None)[0].limit
-    assert limit == pytest.approx(18000.0) and limit < 18924
+    bounds = th.bounds_for(dict(production_ctx, measured_baselines=MEASURED), "fio_aggregate_read_MBps", None)
+    assert bounds[0].limit == pytest.approx(18000.0) and bounds[0].limit < 18924
+    assert bounds[1].kind == "measured" and bounds[1].limit == pytest.approx(0.8 * 19000.0)
 
 
-def test_multi_node_busbw_floor_and_hca_ceiling(production_ctx):
-    bounds = {b.kind: b.limit for b in th.bounds_for(production_ctx, "nccl_multi_node_busbw_gbps", None)}
-    assert bounds == {"floor": 180.0, "ceiling": pytest.approx(180.0)}  # 0.9 x 8 x 200 Gb/s / 8
+def test_multi_node_busbw_floor_hca_ceiling_and_the_slowest_measured_pair(production_ctx):
+    ctx = dict(production_ctx, measured_baselines=MEASURED)
+    bounds = {b.kind: b.limit for b in th.bounds_for(ctx, "nccl_multi_node_busbw_gbps", None)}
+    assert bounds == {"floor": 180.0, "ceiling": pytest.approx(180.0),  # 0.9 x 8 x 200 Gb/s / 8
+                      "measured": pytest.approx(0.85 * 150.0)}           # the slowest pair of this run
+    pair = {b.kind: b.limit for b in th.bounds_for(ctx, "nccl_pair_busbw_gbps", "dgx01+dgx02")}
+    assert pair["measured"] == pytest.approx(0.85 * 196.0)
+
+
+def test_a_threshold_on_a_baseline_that_was_not_measured_cannot_be_evaluated(production_ctx):
+    with pytest.raises(th.ThresholdError, match="no path baseline was measured"):
+        th.bounds_for(production_ctx, "fio_node_read_MBps", "dgx01")
+    ctx = dict(production_ctx, measured_baselines={"storage": {"dgx01": 4850.0}, "fabric": {}})
+    with pytest.raises(th.ThresholdError, match=r"storage path baseline of dgx02 was not measured"):
+        th.bounds_for(ctx, "fio_node_read_MBps", "dgx02")
+    with pytest.raises(th.ThresholdError, match="aggregate storage baseline"):
+        th.bounds_for(ctx, "fio_aggregate_read_MBps", None)
+    with pytest.raises(th.ThresholdError, match="no compute-fabric baseline"):
+        th.bounds_for(ctx, "nccl_multi_node_busbw_gbps", None)
+    with pytest.raises(th.ThresholdError, match="dgx03\\+dgx04 was not measured"):
+        th.bounds_for(dict(ctx, measured_baselines=MEASURED), "nccl_pair_busbw_gbps", "dgx03+dgx04")
 
 
 def test_single_node_default_is_the_reference_floor(production_ctx):
@@ -70,6 +93,9 @@ def test_static_map_without_entry_names_the_fix(production_ctx):
     ({"metric": "fio_node_read_MBps", "source": "s", "floor": "fast"}, "not a number"),
     ({"metric": "fio_node_read_MBps", "source": "s", "ceiling": {"derive": "magic", "fraction": 0.9}}, "derive"),
     ({"metric": "fio_node_read_MBps", "source": "s", "ceiling": {"derive": "aggregate_links", "fraction": 9}},
+     "fraction"),
+    ({"metric": "fio_node_read_MBps", "source": "s", "measured": {"derive": "guess", "fraction": 0.5}}, "derive"),
+    ({"metric": "fio_node_read_MBps", "source": "s", "measured": {"derive": "storage_path_baseline", "fraction": 0}},
      "fraction"),
 ])
 def test_malformed_entries(entry, message):

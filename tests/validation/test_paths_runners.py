@@ -1,0 +1,130 @@
+"""The runners of issue #17 on the DGX nodes: paths_runner.py (iperf3 client and server) and util_sampler.py,
+against stand-in binaries that print real captures (tests/fixtures/paths/real); the verdict judges what they
+recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ROOT
+
+from validation.paths import judge_path_case
+from validation.verdict import FAIL, PASS
+
+RUNNERS = ROOT / "validation" / "runners"
+REAL = ROOT / "tests" / "fixtures" / "paths" / "real"
+
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text(body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def _runner(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(RUNNERS / "paths_runner.py"), *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_iperf3_client_records_what_was_asked_and_the_verdict_judges_it(tmp_path):
+    fake = _script(tmp_path / "iperf3", f"#!/bin/sh\necho \"$@\" >> {tmp_path}/argv\ncat {REAL}/iperf3-tcp-1stream-3.9-cloudpilot.json\n")
+    out = tmp_path / "storage-dgx01"
+    p = _runner("--phase", "iperf3", "--case", "storage-dgx01", "--kind", "storage", "--out-dir", str(out),
+                "--nodes", "dgx01", "--path", "dgx01 -> f800-1/40gige-1", "--server", "168.1.194.92", "--port", "5201",
+                "--streams", "1", "--seconds", "10", "--reverse", "0", "--samples", "2", "--iperf3", str(fake))
+    assert p.returncode == 0, p.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["asked"] == {"server": "168.1.194.92", "port": 5201, "streams": 1, "seconds": 10, "reverse": False}
+    assert [s["file"] for s in meta["samples"]] == ["r1.json", "r2.json"] and meta["tool"] == "iperf3"
+    argv = (tmp_path / "argv").read_text().splitlines()[0].split()
+    assert argv[:8] == ["-c", "168.1.194.92", "-p", "5201", "-P", "1", "-t", "10"] and "-J" in argv and "-R" not in argv
+    check, values = judge_path_case(out, "storage-dgx01", 2)
+    assert check.status == PASS and values == [46234426.367386788 / 8e6] * 2
+
+
+def test_iperf3_client_asked_for_more_streams_or_failing_is_a_fail(tmp_path):
+    fake = _script(tmp_path / "iperf3", f"#!/bin/sh\ncat {REAL}/iperf3-tcp-1stream-3.9-cloudpilot.json\n")
+    out = tmp_path / "a"
+    _runner("--phase", "iperf3", "--case", "storage-dgx01", "--out-dir", str(out), "--server", "168.1.194.92",
+            "--streams", "4", "--seconds", "10", "--reverse", "1", "--iperf3", str(fake))
+    check, _ = judge_path_case(out, "storage-dgx01", 1)
+    assert check.status == FAIL and any("4 asked" in r for r in check.reasons)
+    failing = _script(tmp_path / "iperf3-fails",
+                      f"#!/bin/sh\ncat {REAL}/iperf3-error-control-socket-3.6-cloudpilot.json\nexit 1\n")
+    out = tmp_path / "b"
+    _runner("--phase", "iperf3", "--case", "storage-dgx02", "--out-dir", str(out), "--server", "198.51.100.21",
+            "--iperf3", str(failing))
+    check, values = judge_path_case(out, "storage-dgx02", 1)
+    assert check.status == FAIL and values == [None]
+    assert any("exit status 1" in r for r in check.reasons) and any("control socket" in r for r in check.reasons)
+    out = tmp_path / "c"
+    _runner("--phase", "iperf3", "--case", "storage-dgx03", "--out-dir", str(out), "--server", "198.51.100.21",
+            "--iperf3", str(tmp_path / "no-such-iperf3"))
+    check, _ = judge_path_case(out, "storage-dgx03", 1)
+    assert check.status == FAIL and any("cannot start" in r for r in check.reasons)
+
+
+def test_iperf3_server_start_and_stop_signal_only_the_pid_it_started(tmp_path):
+    # a stand-in daemon: the shell running this script is named iperf3 (its comm), as the real server is
+    fake = _script(tmp_path / "iperf3", "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -I ] && pidfile=$2; shift; done\n"
+                                         "(trap 'exit 0' TERM; while :; do sleep 0.1; done) </dev/null >/dev/null 2>&1 &\n"
+                                         "echo $! > \"$pidfile\"\n")
+    pidfile = tmp_path / "srv.pid"
+    p = _runner("--phase", "iperf3-server-start", "--pidfile", str(pidfile), "--bind", "127.0.0.1", "--port", "5999",
+                "--iperf3", str(fake))
+    assert p.returncode == 0, p.stderr
+    pid = json.loads(p.stdout)["pid"]
+    assert Path(f"/proc/{pid}/comm").read_text().strip() == "iperf3"
+    again = _runner("--phase", "iperf3-server-start", "--pidfile", str(pidfile), "--port", "5999", "--iperf3", str(fake))
+    assert json.loads(again.stdout)["pid"] == pid  # already running: not started twice
+    stop = _runner("--phase", "iperf3-server-stop", "--pidfile", str(pidfile))
+    assert json.loads(stop.stdout) == {"iperf3_server": "stopped", "pid": pid} and not pidfile.exists()
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the server was not stopped")
+    # a pid file naming a process that is not iperf3 is never signalled
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        pidfile.write_text(f"{sleeper.pid}\n")
+        stopped = json.loads(_runner("--phase", "iperf3-server-stop", "--pidfile", str(pidfile)).stdout)
+        assert stopped["pid"] is None and sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_util_sampler_runs_the_command_and_samples_the_cpu(tmp_path):
+    out = tmp_path / "util-dgx01.json"
+    p = subprocess.run([sys.executable, str(RUNNERS / "util_sampler.py"), "--out", str(out), "--what", "cpu",
+                        "--interval", "0.2", "--node", "dgx01", "--", sys.executable, "-c",
+                        "import time, sys; time.sleep(1.0); sys.exit(3)"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 3  # the command's exit status
+    doc = json.loads(out.read_text())
+    assert doc["what"] == "cpu" and doc["command_rc"] == 3 and doc["errors"] == [] and len(doc["samples"]) >= 4
+    assert all(s["text"].startswith("cpu ") for s in doc["samples"])
+
+
+def test_util_sampler_gpu_sampling_failure_is_recorded_and_the_training_runs_on(tmp_path):
+    smi = _script(tmp_path / "nvidia-smi", f"#!/bin/sh\ncat {REAL}/nvidia-smi-query-gpu-4gpu.csv\n")
+    out = tmp_path / "gpu.json"
+    subprocess.run([sys.executable, str(RUNNERS / "util_sampler.py"), "--out", str(out), "--what", "gpu",
+                    "--interval", "0.2", "--nvidia-smi", str(smi), "--", sys.executable, "-c",
+                    "import time; time.sleep(0.6)"], check=True, timeout=60)
+    doc = json.loads(out.read_text())
+    assert doc["samples"] and doc["samples"][0]["text"].startswith("index, utilization.gpu [%], memory.used [MiB]")
+    broken = _script(tmp_path / "nvidia-smi-broken", "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    marker = tmp_path / "trained"
+    subprocess.run([sys.executable, str(RUNNERS / "util_sampler.py"), "--out", str(out), "--what", "gpu",
+                    "--nvidia-smi", str(broken), "--", sys.executable, "-c",
+                    f"open({str(marker)!r}, 'w').write('ok')"], check=True, timeout=60, env=dict(os.environ))
+    doc = json.loads(out.read_text())
+    assert marker.read_text() == "ok" and doc["samples"] == [] and "exited 9" in doc["errors"][0]
