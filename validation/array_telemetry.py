@@ -21,7 +21,8 @@ poll at least as often as the cluster collects (validation_telemetry.interval_s)
 
 ``python -m validation.array_telemetry sample ...`` is the sampler the validate roles start on the control node
 (async) before each fio read phase and training, and stop with a stop file after it. The API password comes
-from the environment (POWERSCALE_API_PASSWORD), never from the command line.
+from stdin (--password-stdin, what the role uses) or the environment (POWERSCALE_API_PASSWORD), never from
+the command line.
 """
 
 from __future__ import annotations
@@ -199,13 +200,17 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--ca-path", default="")
     s.add_argument("--validate-certs", type=int, default=1)
     s.add_argument("--api-timeout", type=float, default=10)
+    s.add_argument("--password-stdin", action="store_true",
+                   help="read the API password from the first line of stdin (what the role does: a task's "
+                        "environment would show on the control node's process list)")
     args = p.parse_args(argv)
-    password = os.environ.get("POWERSCALE_API_PASSWORD", "")
+    password = (sys.stdin.readline().rstrip("\n") if args.password_stdin
+                else os.environ.get("POWERSCALE_API_PASSWORD", ""))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if not password:
         out.write_text(json.dumps({"sampler": "array_telemetry", "path": STATISTICS_PATH}) + "\n"
-                       + json.dumps({"t": time.time(), "error": "no API password: POWERSCALE_API_PASSWORD is not set"})
+                       + json.dumps({"t": time.time(), "error": "no API password: none on stdin (--password-stdin) or in POWERSCALE_API_PASSWORD"})
                        + "\n", encoding="utf-8")
         return 0
     onefs = onefs_module()
