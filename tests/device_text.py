@@ -69,3 +69,16 @@ def outcome_line(o: Outcome) -> str:
     """One line per case: its verdict, the output it broke, and the message (or what went wrong) on one line."""
     text = " ".join((o.problem or o.reason).split())
     return f"{'rejected' if o.problem is None else 'WRONG':8} [{o.case.tool}] {o.case.what}: {text[:200]}"
+
+
+def print_corpus(outcomes: list[Outcome], proves_nothing: str) -> int:
+    """A bad-output suite's command line: one line per case, then the totals; exit status 0 only when every case
+    was rejected. An empty list means the suite's healthy answers did not read as healthy (``proves_nothing``)."""
+    if not outcomes:
+        print(proves_nothing)
+        return 1
+    for o in outcomes:
+        print(outcome_line(o))
+    rejected = sum(o.problem is None for o in outcomes)
+    print(f"{len(outcomes)} bad outputs, {rejected} rejected with a reason, {len(outcomes) - rejected} accepted or crashed")
+    return 0 if rejected == len(outcomes) else 1

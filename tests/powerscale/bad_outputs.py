@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.device_text import Outcome, cut, judge_call, outcome_line, use_project_modules  # noqa: E402
+from tests.device_text import Outcome, cut, judge_call, outcome_line, print_corpus, use_project_modules  # noqa: E402
 
 use_project_modules()
 
@@ -195,15 +195,7 @@ def line(o: Outcome) -> str:
 
 
 def main() -> int:
-    outcomes = run_all()
-    if not outcomes:
-        print("the healthy answers do not read as no change: the corpus proves nothing")
-        return 1
-    for o in outcomes:
-        print(line(o))
-    rejected = sum(o.problem is None for o in outcomes)
-    print(f"{len(outcomes)} bad outputs, {rejected} rejected with a reason, {len(outcomes) - rejected} accepted or crashed")
-    return 0 if rejected == len(outcomes) else 1
+    return print_corpus(run_all(), "the healthy answers do not read as no change: the corpus proves nothing")
 
 
 if __name__ == "__main__":
