@@ -149,7 +149,7 @@ def test_the_validation_sampler_against_the_simulator(pki, tmp_path):
 def test_the_validate_roles_sample_around_a_measurement_without_showing_the_password(pki, tmp_path):
     """roles/validate_paths' array_start / array_stop through ansible-playbook: the sampler runs on the control
     node while the measurement runs, stops at the stop file, and neither its command nor Ansible's output holds
-    the API password (it travels in the task's environment, under no_log)."""
+    the API password (it reaches the sampler on a pipe; -vvv shows every result)."""
     import yaml
 
     sim, port = make_sim(pki)
@@ -170,7 +170,7 @@ def test_the_validate_roles_sample_around_a_measurement_without_showing_the_pass
         env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_ROLES_PATH=str(ROOT / "roles"),
                    ANSIBLE_FORCE_COLOR="0")
         env.pop("POWERSCALE_API_PASSWORD", None)
-        p = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv), "-v",
+        p = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inv), "-vvv",
                             "tests/validation/playbooks/telemetry_local.yml"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=300)
     finally:
