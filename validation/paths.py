@@ -37,6 +37,7 @@ from .verdict import (
     _sample_problems,
     finite,
     judge_guard,
+    read_sample,
     repeats_problem,
     ring_pairs,
 )
@@ -107,20 +108,13 @@ def judge_path_case(case_dir: Path, case: str, repeats: int | None = None) -> tu
         check.status = FAIL
         check.reasons.extend(early)
     for sample in meta["samples"]:
-        problems = _sample_problems(meta, sample)
+        problems, result = read_sample(case_dir, meta, sample, parse_iperf3.parse, (parse_iperf3.Iperf3ParseError,))
         tag = sample.get("file")
-        path = case_dir / str(tag or "")
         value = None
-        if not path.is_file():
-            problems.append(f"{tag}: raw output missing")
-        else:
-            try:
-                result = parse_iperf3.parse(path.read_text(encoding="utf-8", errors="replace"))
-                problems.extend(f"{tag}: {p}" for p in parse_iperf3.problems(result, asked))
-                mbps = result.received_MBps
-                value = None if mbps is None else (mbps / 1000 if fabric else mbps)
-            except parse_iperf3.Iperf3ParseError as exc:
-                problems.append(f"{tag}: unparseable: {exc}")
+        if result is not None:
+            problems.extend(f"{tag}: {p}" for p in parse_iperf3.problems(result, asked))
+            mbps = result.received_MBps
+            value = None if mbps is None else (mbps / 1000 if fabric else mbps)
         if problems:
             check.status = FAIL
             check.reasons.extend(problems)

@@ -168,6 +168,24 @@ def _sample_problems(meta: dict[str, Any], sample: dict[str, Any]) -> list[str]:
     return problems
 
 
+_Parsed = TypeVar("_Parsed")
+
+
+def read_sample(case_dir: Path, meta: dict[str, Any], sample: dict[str, Any], parse: Callable[[str], _Parsed],
+                errors: tuple[type[Exception], ...]) -> tuple[list[str], _Parsed | None]:
+    """One sample of a case: its own problems (timed out, exit status) and its raw output parsed; an output that
+    is missing or that parse refuses (one of errors) is a problem naming the file, and no result."""
+    problems = _sample_problems(meta, sample)
+    tag = sample.get("file")
+    path = case_dir / str(tag or "")
+    if not path.is_file():
+        return [*problems, f"{tag}: raw output missing"], None
+    try:
+        return problems, parse(path.read_text(encoding="utf-8", errors="replace"))
+    except errors as exc:
+        return [*problems, f"{tag}: unparseable: {exc}"], None
+
+
 def _peer_problems(case_dir: Path, meta: dict[str, Any]) -> list[str]:
     """Nodes that launched their share of a multi-node run (torchrun per node) must have exited 0 too."""
     problems = []
@@ -353,19 +371,12 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
         check.status = FAIL
         check.reasons.extend(peer)
     for sample in meta["samples"]:
-        problems = _sample_problems(meta, sample)
-        path = case_dir / str(sample.get("file", ""))
-        run = None
-        if not path.is_file():
-            problems.append(f"{sample.get('file')}: raw output missing")
-        else:
-            try:
-                runs = parse_nccl.parse(path.read_text(encoding="utf-8", errors="replace"))
-                run = runs[-1]
-                if len(runs) > 1:
-                    problems.append(f"{sample.get('file')}: {len(runs)} result tables where one was expected")
-            except parse_nccl.NcclParseError as exc:
-                problems.append(f"{sample.get('file')}: unparseable: {exc}")
+        problems, runs = read_sample(case_dir, meta, sample, parse_nccl.parse, (parse_nccl.NcclParseError,))
+        run = runs[-1] if runs else None
+        if runs is not None and not runs:
+            problems.append(f"{sample.get('file')}: no result table")
+        if runs and len(runs) > 1:
+            problems.append(f"{sample.get('file')}: {len(runs)} result tables where one was expected")
         value = None
         if run is not None:
             tag = sample.get("file")
@@ -545,17 +556,8 @@ def judge_fio_case(case_dir: Path, case: str, lab: bool, repeats: int | None = N
         check.status = FAIL
         check.reasons.extend(early)
     for sample in meta["samples"]:
-        problems = _sample_problems(meta, sample)
+        problems, result = read_sample(case_dir, meta, sample, parse_fio.parse, (parse_fio.FioParseError,))
         tag = sample.get("file")
-        path = case_dir / str(tag or "")
-        result = None
-        if not path.is_file():
-            problems.append(f"{tag}: raw output missing")
-        else:
-            try:
-                result = parse_fio.parse(path.read_text(encoding="utf-8", errors="replace"))
-            except parse_fio.FioParseError as exc:
-                problems.append(f"{tag}: unparseable: {exc}")
         value = None
         if result is not None:
             problems.extend(f"{tag}: {e}" for e in result.errors)
