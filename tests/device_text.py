@@ -82,3 +82,27 @@ def print_corpus(outcomes: list[Outcome], proves_nothing: str) -> int:
     rejected = sum(o.problem is None for o in outcomes)
     print(f"{len(outcomes)} bad outputs, {rejected} rejected with a reason, {len(outcomes) - rejected} accepted or crashed")
     return 0 if rejected == len(outcomes) else 1
+
+
+def corpus_tests(cases: list[Any], healthy_passes: Callable[[], bool], judge: Callable[[Any], Outcome],
+                 minimum: int = 20) -> tuple[Callable[[], None], Callable[[], None], Callable[[Any], None]]:
+    """The three tests of a device suite's test_bad_outputs.py: the healthy answers the cases are cut from read as
+    no change (else the corpus would prove nothing), the corpus has at least ``minimum`` cases with one
+    description each, and every case is rejected with a reason. A test file assigns them to test_* names."""
+    import pytest
+
+    def test_the_healthy_answers_read_as_no_change() -> None:
+        assert healthy_passes()
+
+    def test_the_corpus_has_a_case_per_answer_and_one_description_each() -> None:
+        assert len(cases) >= minimum
+        assert len({(c.tool, c.what) for c in cases}) == len(cases)
+
+    @pytest.mark.parametrize("case", cases, ids=[f"{c.tool}: {c.what}" for c in cases])
+    def test_bad_output_is_rejected_with_a_reason(case: Any) -> None:
+        outcome = judge(case)
+        assert outcome.problem is None, outcome.problem
+        assert outcome.reason
+
+    return (test_the_healthy_answers_read_as_no_change, test_the_corpus_has_a_case_per_answer_and_one_description_each,
+            test_bad_output_is_rejected_with_a_reason)

@@ -4,22 +4,9 @@ corpus would prove nothing)."""
 
 from __future__ import annotations
 
-import pytest
+from tests.device_text import corpus_tests
 
 from .bad_outputs import CASES, healthy_passes, judge
 
-
-def test_the_healthy_answers_read_as_no_change():
-    assert healthy_passes()
-
-
-def test_the_corpus_has_a_case_per_answer_and_one_description_each():
-    assert len(CASES) >= 20
-    assert len({(c.tool, c.what) for c in CASES}) == len(CASES)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[f"{c.tool}: {c.what}" for c in CASES])
-def test_bad_output_is_rejected_with_a_reason(case):
-    outcome = judge(case)
-    assert outcome.problem is None, outcome.problem
-    assert outcome.reason
+(test_the_healthy_answers_read_as_no_change, test_the_corpus_has_a_case_per_answer_and_one_description_each,
+ test_bad_output_is_rejected_with_a_reason) = corpus_tests(CASES, healthy_passes, judge)
