@@ -204,8 +204,10 @@ def ensure_pki(run_dir: Path) -> tuple[Path, Path, Path]:
         return ca_pem, cert_path, key_path
     now = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)
     pem = serialization.Encoding.PEM
-    private = dict(encoding=pem, format=serialization.PrivateFormat.PKCS8,
-                   encryption_algorithm=serialization.NoEncryption())
+
+    def pkcs8(private_key: ec.EllipticCurvePrivateKey) -> bytes:
+        return private_key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
     if not ca_pem.exists():
         ca_key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "powerscale-dgx-ra lab CA")])
@@ -218,13 +220,16 @@ def ensure_pki(run_dir: Path) -> tuple[Path, Path, Path]:
                                                 data_encipherment=False, key_agreement=False,
                                                 encipher_only=False, decipher_only=False), critical=True)
                    .sign(ca_key, hashes.SHA256()))
-        _write_private(ca_key_path, ca_key.private_bytes(**private))
+        _write_private(ca_key_path, pkcs8(ca_key))
         ca_pem.write_bytes(ca_cert.public_bytes(pem))
     if not ca_key_path.exists():
         raise SystemExit(f"registry: {ca_pem} exists without its key, and {cert_path} is missing: "
                          "let `python -m lab up` issue the registry certificate, or remove the run dir's pki/")
     ca_cert = x509.load_pem_x509_certificate(ca_pem.read_bytes())
-    ca_key = serialization.load_pem_private_key(ca_key_path.read_bytes(), password=None)
+    issuer_key = serialization.load_pem_private_key(ca_key_path.read_bytes(), password=None)
+    if not isinstance(issuer_key, ec.EllipticCurvePrivateKey):  # this function and lab/pki.py make P-256 CA keys
+        raise SystemExit(f"registry: {ca_key_path} is not an EC private key ({type(issuer_key).__name__}): "
+                         "remove the run dir's pki/ and let `python -m lab up` make the lab CA again")
     key = ec.generate_private_key(ec.SECP256R1())
     sans = [x509.DNSName(SERVICE_NAME), x509.DNSName("localhost"),
             x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
@@ -236,8 +241,8 @@ def ensure_pki(run_dir: Path) -> tuple[Path, Path, Path]:
             .add_extension(x509.SubjectAlternativeName(sans), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    _write_private(key_path, key.private_bytes(**private))
+            .sign(issuer_key, hashes.SHA256()))
+    _write_private(key_path, pkcs8(key))
     cert_path.write_bytes(cert.public_bytes(pem))
     return ca_pem, cert_path, key_path
 

@@ -263,14 +263,14 @@ def build_topology(
         )
     for name, nspec in (spec.get("nodes") or {}).items():
         nspec = nspec or {}
-        role = nspec.get("role")
-        if role not in ROLES:
-            problems.append(f"topology.yml nodes.{name}.role: {role!r} is not one of {', '.join(ROLES)}")
+        node_role = nspec.get("role")
+        if node_role not in ROLES:
+            problems.append(f"topology.yml nodes.{name}.role: {node_role!r} is not one of {', '.join(ROLES)}")
             continue
         raw.append(
             {
                 "name": name,
-                "role": role,
+                "role": node_role,
                 "ssh_port": _int(problems, f"topology.yml nodes.{name}.ssh_port", nspec.get("ssh_port"), 1024, 65000),
                 "spec": nspec,
                 "cables": list(nspec.get("cables") or []),

@@ -132,7 +132,8 @@ def _problem(event: dict[str, Any]) -> str | None:
         verb = "unreachable"
     else:
         return None
-    res = data.get("res") if isinstance(data.get("res"), dict) else {}
+    raw_res = data.get("res")
+    res = raw_res if isinstance(raw_res, dict) else {}
     msg = str(res.get("msg") or res.get("stderr") or res.get("censored") or "").strip().splitlines()
     return f"{data.get('host', '?')}: {data.get('task', '?')}: {verb}" + (f": {msg[0][:200]}" if msg else "")
 

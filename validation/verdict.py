@@ -115,6 +115,12 @@ def ring_pairs(nodes: list[str]) -> list[tuple[str, str]]:
     return [(nodes[i], nodes[(i + 1) % len(nodes)]) for i in range(len(nodes))]
 
 
+def _node_model(ctx: dict[str, Any], models: dict[str, Any], node: str) -> dict[str, Any]:
+    """The dgx_models entry of the node's dgx_model (context.json); {} when it names none or an unknown one."""
+    name = ((ctx.get("dgx") or {}).get(node) or {}).get("dgx_model")
+    return (models.get(name) if name is not None else None) or {}
+
+
 def _load_meta(case_dir: Path) -> dict[str, Any] | None:
     path = case_dir / "meta.json"
     if not path.is_file():
@@ -345,7 +351,7 @@ def nccl_ceiling_gbps(ctx: dict[str, Any], nodes: list[str], lab: bool) -> float
             return hcas_x_link_rate_GBps(ctx, nodes)[0]
         except ThresholdError:
             return None
-    model = (ctx.get("dgx_models") or {}).get(((ctx.get("dgx") or {}).get(nodes[0]) or {}).get("dgx_model")) or {}
+    model = _node_model(ctx, ctx.get("dgx_models") or {}, nodes[0])
     return float(model.get("nvlink_gbps_per_gpu") or 300.0) if model.get("nvswitch") else None
 
 
@@ -427,7 +433,7 @@ def judge_sysinfo(sys_dir: Path, nodes: list[str], ctx: dict[str, Any], models: 
         if not ok:
             continue
         assert meta is not None
-        model = models.get(((ctx.get("dgx") or {}).get(n) or {}).get("dgx_model")) or {}
+        model = _node_model(ctx, models, n)
         problems = [p for s in meta["samples"] for p in _sample_problems(meta, s)]
         try:
             ports = parse_ibstat((case_dir / "ibstat.txt").read_text(encoding="utf-8", errors="replace"))
@@ -688,12 +694,14 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
             problems.append(f"{tag}: raw output missing")
         else:
             try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
+                loaded = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError) as exc:
                 problems.append(f"{tag}: unparseable: {exc}")
-            if doc is not None and not isinstance(doc, dict):
-                problems.append(f"{tag}: a JSON {type(doc).__name__}, not a training result object")
-                doc = None
+            else:
+                if isinstance(loaded, dict):
+                    doc = loaded
+                else:  # `null` too: a sample with no result is a problem, not a silent gap
+                    problems.append(f"{tag}: a JSON {type(loaded).__name__}, not a training result object")
         if doc is not None:
             if not doc.get("complete"):
                 problems.append(f"{tag}: training did not complete: {'; '.join(map(str, doc.get('errors') or [])) or 'no reason'}")
@@ -917,7 +925,7 @@ def _ranks_per_node(ctx: dict[str, Any], node: str, models: dict[str, Any], stag
     setting = (ctx.get(f"validation_{stage}") or {}).get("procs_per_node", "auto")
     if isinstance(setting, int) and not isinstance(setting, bool):
         return setting
-    model = models.get(((ctx.get("dgx") or {}).get(node) or {}).get("dgx_model")) or {}
+    model = _node_model(ctx, models, node)
     gpus = int(model.get("gpus") or 0)
     return gpus or None
 
@@ -965,14 +973,14 @@ def _judge_ddp(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool, 
     top = counts[-1]
     syn1, ok1 = throughput[1]["synthetic"]
     synn, okn = throughput[top]["synthetic"]
-    eff = [synn / (top * syn1)] if ok1 and okn and syn1 and synn else [None]
+    eff: list[float | None] = [synn / (top * syn1)] if ok1 and okn and syn1 and synn else [None]
     checks.append(_perf_check(ctx, "ddp_scaling_efficiency", None, eff, ok1 and okn, lab, baseline))
     if top == 1 and checks[-1].status != FAIL:
         checks[-1].reasons.append("one node only: scaling from 1 node to all is trivially 1")
     for count in counts:
         syn, oks = throughput[count]["synthetic"]
         real, okr = throughput[count]["real"]
-        ratio = [real / syn] if oks and okr and syn and real else [None]
+        ratio: list[float | None] = [real / syn] if oks and okr and syn and real else [None]
         checks.append(_perf_check(ctx, "ddp_real_over_synthetic", f"{count} node{'s' if count > 1 else ''}",
                                   ratio, oks and okr, lab, baseline))
     series["ddp"] = {

@@ -10,6 +10,12 @@ import threading
 from pathlib import Path
 
 import paramiko
+from paramiko.common import (
+    AUTH_FAILED,
+    AUTH_SUCCESSFUL,
+    OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED,
+    OPEN_SUCCEEDED,
+)
 
 from .switch import CommandError, Session, Switch
 
@@ -45,14 +51,14 @@ class _Server(paramiko.ServerInterface):
         self.switch.log(Session("cli", username or "-"), "<ssh login>", None, None if ok else "login refused")
         if ok:
             self.authenticated_user = username
-            return paramiko.AUTH_SUCCESSFUL
-        return paramiko.AUTH_FAILED
+            return AUTH_SUCCESSFUL
+        return AUTH_FAILED
 
     def get_allowed_auths(self, username: str) -> str:
         return "password"
 
     def check_channel_request(self, kind: str, chanid: int) -> int:
-        return paramiko.OPEN_SUCCEEDED if kind == "session" else paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+        return OPEN_SUCCEEDED if kind == "session" else OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
     def check_channel_pty_request(self, *args) -> bool:
         return True

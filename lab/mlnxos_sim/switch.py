@@ -329,49 +329,50 @@ class Switch:
                                for r in rows)
             return Result(text, rows)
         if key == "ib partition":
-            data = {}
+            partitions: dict[str, list[dict[str, Any]]] = {}
             blocks = []
             for pname, part in self.running["partitions"].items():
                 row = {"PKey": part["pkey"], "ipoib": _ok(part["ipoib"]), "mtu": part["mtu"],
                        "defmember": part["defmember"]}
-                data[pname] = [row]
+                partitions[pname] = [row]
                 blocks.append(f"{pname}:\n" + _kv_text(list(row.items()), "  ") +
                               "\n  members:\n    GUID='ALL' member='" + part["defmember"] + "'")
-            return Result("\n".join(blocks), data)
+            return Result("\n".join(blocks), partitions)
         if key in ("ntp", "ntp configured"):
             # The shape of tests/fixtures/mlnxos/real/onyx/show-ntp-configured*.json.
             ntp = self.running["ntp"]
             head: dict[str, Any] = {"NTP enabled": _ok(ntp["enabled"]), "NTP Authentication enabled": "no"}
             if not ntp["servers"]:
                 head.update({"message 1": "No NTP peers configured.", "message 2": "No NTP servers configured."})
-            data = [head] + [{"NTP version": "4", "Enabled": "yes", "Trusted": "no", "Key ID": "none",
-                              "header": f"NTP server {server}"} for server in ntp["servers"]]
+            ntp_data = [head] + [{"NTP version": "4", "Enabled": "yes", "Trusted": "no", "Key ID": "none",
+                                  "header": f"NTP server {server}"} for server in ntp["servers"]]
             lines = [f"NTP enabled: {head['NTP enabled']}", "NTP Authentication enabled: no", ""]
             for server in ntp["servers"]:
                 lines += [f"NTP server {server}:", "  Enabled    : yes", "  NTP version: 4", "  Trusted    : no",
                           "  Key ID     : none"]
             if not ntp["servers"]:
                 lines += ["No NTP peers configured.", "No NTP servers configured."]
-            return Result("\n".join(lines), data)
+            return Result("\n".join(lines), ntp_data)
         if key == "logging":
             # The shape of tests/fixtures/mlnxos/real/onyx/show-logging.json; how a configured server is listed is
             # not in any public capture (tests/fixtures/mlnxos/constructed/README.md). The role reads servers from the running config.
             servers = self.running["logging"]["servers"]
             remote: list[dict[str, Any]] = ([{"header": ip, "Trap level": v["trap"]} for ip, v in servers.items()]
                                             or [{"Lines": ["No remote syslog servers configured"]}])
-            data = [{"Log format": "standard",
-                     "Log rotation size threshold": "10.000% of partition (986.46 megabytes)",
-                     "Allow receiving of messages from remote hosts": "no",
-                     "Override for class debug-module": "notice", "Local logging level": "notice",
-                     "Number of archived log files to keep": "10", "Default remote logging level": "notice",
-                     "Subsecond timestamp field": "disabled", "Log rotation frequency": "weekly",
-                     "debug": []},
-                    {"Levels at which messages are logged": [{"CLI commands": "notice", "Audit messages": "notice"}]},
-                    {"Remote syslog servers": remote}]
+            log_data: list[dict[str, Any]] = [
+                {"Log format": "standard",
+                 "Log rotation size threshold": "10.000% of partition (986.46 megabytes)",
+                 "Allow receiving of messages from remote hosts": "no",
+                 "Override for class debug-module": "notice", "Local logging level": "notice",
+                 "Number of archived log files to keep": "10", "Default remote logging level": "notice",
+                 "Subsecond timestamp field": "disabled", "Log rotation frequency": "weekly",
+                 "debug": []},
+                {"Levels at which messages are logged": [{"CLI commands": "notice", "Audit messages": "notice"}]},
+                {"Remote syslog servers": remote}]
             lines = ["Local logging level: notice", "Remote syslog servers:"]
             lines += [f"  {ip} trap level: {v['trap']}" for ip, v in servers.items()] or \
                 ["  No remote syslog servers configured"]
-            return Result("\n".join(lines), data)
+            return Result("\n".join(lines), log_data)
         if key in ("running-config", "configuration running"):
             lines = self.running_config()
             # JSON API / json-print: {"Lines": [...]} as in tests/fixtures/mlnxos/real/onyx/running-config-include.json

@@ -178,7 +178,7 @@ class MemoryBackend:
     def remove_quota(self, quota: dict[str, Any]) -> None:
         return None
 
-    def quota_usage(self, quota: dict[str, Any]) -> dict[str, int] | None:
+    def quota_usage(self, quota: dict[str, Any]) -> dict[str, int | None] | None:
         return None
 
     def interfaces(self) -> list[dict[str, Any]]:
@@ -290,7 +290,7 @@ class KnfsdBackend:
         self._xfs(f"project -C {name}")
         self._rewrite_project_files(None, quota)
 
-    def quota_usage(self, quota: dict[str, Any]) -> dict[str, int] | None:
+    def quota_usage(self, quota: dict[str, Any]) -> dict[str, int | None] | None:
         """Usage from ``xfs_quota report -p -b -N`` (1 KiB blocks): '<project name> <used> <soft> <hard> ...'."""
         name = self._project_name(quota)
         for line in self._xfs("report -p -b -N").splitlines():

@@ -268,6 +268,7 @@ class Session:
     created: float
     last_seen: float
     node: int = 1  # LNN of the node that issued it: OneFS keeps sessions per node
+    services: list[str] = field(default_factory=list)  # what the login asked for: platform and/or namespace
 
 
 @dataclass
@@ -433,7 +434,7 @@ class Cluster:
     # ---- licences ----
     def licence_list(self) -> dict[str, Any]:
         """GET /platform/5/license/licenses (isilon-sdk v9_5_0 LicenseLicenses)."""
-        items = []
+        items: list[dict[str, Any]] = []
         for name, status in sorted(self.licences.items()):
             if status not in LICENCE_STATUSES:
                 raise ValueError(f"licence {name}: status {status!r} is not one of {LICENCE_STATUSES}")
@@ -539,7 +540,7 @@ class Cluster:
         del self.exports[eid]
 
     # ---- quotas ----
-    def quota_view(self, qid: str, usage: dict[str, int] | None = None) -> dict[str, Any]:
+    def quota_view(self, qid: str, usage: dict[str, int | None] | None = None) -> dict[str, Any]:
         q = self.quotas[qid]
         view = {k: copy.deepcopy(v) for k, v in q.items() if not k.startswith("_")}
         view["id"] = qid
@@ -620,7 +621,7 @@ class Cluster:
         unknown = set(given) - names
         if unknown:
             raise bad_request(f"Field: thresholds.{sorted(unknown)[0]} is not a valid threshold", "thresholds")
-        out = dict(current) if current else {
+        out: dict[str, Any] = dict(current) if current else {
             "advisory": None, "advisory_exceeded": False, "advisory_last_exceeded": None, "hard": None,
             "hard_exceeded": False, "hard_last_exceeded": None, "percent_advisory": None, "percent_soft": None,
             "soft": None, "soft_exceeded": False, "soft_grace": None, "soft_last_exceeded": None,
@@ -684,7 +685,9 @@ class Cluster:
                 low, high = ipaddress.ip_address(r["low"]), ipaddress.ip_address(r["high"])
             except (KeyError, TypeError, ValueError):
                 raise bad_request(f"Field: ranges: invalid range {r!r}", "ranges") from None
-            if low > high:
+            if low.version != high.version:  # an IPv4 and an IPv6 end: `low > high` would raise TypeError
+                raise bad_request(f"Field: ranges: invalid range {r!r}", "ranges")
+            if int(low) > int(high):
                 raise bad_request(f"Field: ranges: low {low} is above high {high}", "ranges")
         lnns = {n["lnn"] for n in self.nodes}
         for i in body.get("ifaces", []) or []:

@@ -183,13 +183,14 @@ class OneFSSimulator:
             raise PapiError(401, "AEC_UNAUTHORIZED", "User does not have the privilege ISI_PRIV_LOGIN_PAPI.")
         token = secrets.token_hex(16)
         now = time.monotonic()
-        session = Session(user=body["username"], csrf=secrets.token_hex(16), created=now, last_seen=now, node=node)
+        session = Session(user=body["username"], csrf=secrets.token_hex(16), created=now, last_seen=now, node=node,
+                          services=list(services))
         self.sessions[token] = session
         return token, session
 
     def authenticate(self, cookie_header: str | None, csrf: str | None, referer: str | None,
                      node: int = 1) -> tuple[str, Session]:
-        token = None
+        token: str | None = None
         if cookie_header:
             jar: SimpleCookie = SimpleCookie()
             try:
@@ -200,7 +201,7 @@ class OneFSSimulator:
                 token = jar["isisessid"].value
         session = self.sessions.get(token) if token else None
         now = time.monotonic()
-        if session is None or session.node != node:  # another node never saw this session
+        if token is None or session is None or session.node != node:  # another node never saw this session
             raise UNAUTHORIZED
         if now - session.last_seen > self.idle_timeout or now - session.created > self.absolute_timeout:
             del self.sessions[token]
@@ -326,7 +327,7 @@ class PapiHandler(BaseHTTPRequestHandler):
                     token, session = sim.login(body, self.lnn)
                     status = 201
                     user = session.user
-                    self._send(201, {"services": body["services"], "timeout_absolute": int(sim.absolute_timeout),
+                    self._send(201, {"services": session.services, "timeout_absolute": int(sim.absolute_timeout),
                                      "timeout_inactive": int(sim.idle_timeout), "username": session.user},
                                cookies=[f"isisessid={token}; path=/; HttpOnly; Secure",
                                         f"isicsrf={session.csrf}; path=/; Secure"])

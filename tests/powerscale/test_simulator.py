@@ -114,6 +114,15 @@ def test_bad_fields_get_400_with_the_papi_error_body(sim, pki, body, field):
     assert f"(field {field})" in err.value.message
 
 
+@pytest.mark.parametrize("low, high", [("198.51.100.24", "198.51.100.21"), ("198.51.100.21", "2001:db8::24"),
+                                       ("2001:db8::21", "198.51.100.24"), ("198.51.100.21", "nowhere")])
+def test_pool_range_that_is_no_range_gets_400(sim, pki, low, high):
+    with pytest.raises(OneFSError) as err:
+        client(sim, pki).post("/platform/3/network/groupnets/groupnet0/subnets/subnet0/pools",
+                              {"name": "pool-dl", "ranges": [{"low": low, "high": high}]})
+    assert err.value.status == 400 and "(field ranges)" in err.value.message
+
+
 def test_zone_scoping_and_numeric_ids(sim, pki):
     sim.cluster.zones["ai"] = {"path": "/ifs/ai", "zone_id": 2}
     c = client(sim, pki)

@@ -233,3 +233,12 @@ def test_a_layout_that_could_not_start_is_a_fail_naming_the_quota(tmp_path):
     assert check.status == FAIL and check.label == "fio_layout[layout]"
     assert "Disk quota exceeded" in check.reasons[0] and "the scratch export is full" in check.reasons[1]
     assert judge_fio_layout(tmp_path / "absent", lab=True) == []
+
+
+@pytest.mark.parametrize("text", ["null", "[]", '"done"'])
+def test_ddp_result_that_is_not_an_object_fails(production_run, production_ctx, replace_case, text):
+    files = {"synthetic-r1.json": text, "real-r1.json": ddp_doc("real", 32, 50000.0)}
+    replace_case(production_run, "ddp", "n4", files, {"nodes": NODES},
+                 samples=[{"file": f, "rc": 0, "mode": f.split("-")[0]} for f in files])
+    assert_fails(evaluate(production_run, production_ctx), "ddp_sanity[n4]",
+                 "synthetic-r1.json: a JSON", "not a training result object")
