@@ -71,3 +71,27 @@ def test_report_play_names_a_missing_site_template(production_run, tmp_path):
     said = " ".join(p.stdout.split()).replace("''", "'")  # the failure as the YAML callback folds and quotes it
     assert "fatal: [localhost]" in said and "report.html not written" in said, p.stdout[-3000:]
     assert f"validate_report_template (--template) = '{missing}': no such file or directory (fix:" in said, said
+
+
+def test_the_probe_of_an_unfinished_node_goes_to_the_node_not_the_control_node(tmp_path):
+    """The report play runs with connection: local; its probe of a DGX that did not finish is delegated to that
+    DGX and must reach it over its own connection: a powered-off node (here one whose SSH port refuses) is
+    unreachable, not "ok" from a ping on the control node (the lab fault case read a powered-off dgx02 as
+    reachable before). The task is taken from the role as it is."""
+    import yaml
+
+    tasks = yaml.safe_load((ROOT / "roles/validate_report/tasks/main.yml").read_text())
+    (probe,) = [t for t in tasks if str(t.get("name", "")).startswith("Report | reach each DGX")]
+    play = [{"hosts": "localhost", "connection": "local", "gather_facts": False,
+             "vars": {"validate_report_nodes": ["ghost"], "validate_measurements_started": True},
+             "tasks": [probe, {"name": "show", "ansible.builtin.debug": {
+                 "msg": "{{ validate_report_probe.results | map(attribute='unreachable', default=False) | list }}"}}]}]
+    (tmp_path / "probe.yml").write_text(yaml.safe_dump(play))
+    (tmp_path / "inventory.yml").write_text(yaml.safe_dump({"all": {"hosts": {
+        "localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+        "ghost": {"ansible_host": "127.0.0.1", "ansible_port": 1}}}}))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
+    p = subprocess.run([str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(tmp_path / "inventory.yml"),
+                        str(tmp_path / "probe.yml")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert '"msg": [\n        true\n    ]' in p.stdout or "- true" in p.stdout, p.stdout[-3000:]
