@@ -170,7 +170,9 @@ DISABLE_UNITS = (
 # each costs seconds of emulated CPU under TCG, serialised with the rest of early boot.
 MASK_UNITS = ("modprobe@drm.service", "modprobe@efi_pstore.service", "modprobe@dm_mod.service")
 ROLE_ENABLE_UNITS: dict[str, tuple[str, ...]] = {
-    "dgx": ("docker.service",),
+    # DGX OS (Ubuntu, systemd-networkd) waits for the network before remote mounts: so does the lab's DGX, whose
+    # fstab mounts the exports at boot (its storage NICs are RequiredForOnline, lab/vmconfig.py)
+    "dgx": ("docker.service", "systemd-networkd-wait-online.service"),
     "storage": ("nfs-server.service", "onefs-sim.service"),
     "switch": ("frr.service",),
 }

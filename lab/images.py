@@ -324,10 +324,12 @@ def build_wheelhouse(cache_dir: Path, recipe: Recipe, role: str, log: Log) -> Pa
 def _finish_rootfs(root: Path, role: str, log: Log, logfile: Path) -> None:
     _write_files(root, image_files.COMMON_FILES + image_files.ROLE_FILES.get(role, ()))
     chroot = ["chroot", str(root)]
-    units = image_files.ENABLE_UNITS + image_files.ROLE_ENABLE_UNITS.get(role, ())
-    _run([*chroot, "systemctl", "enable", *units], log, logfile=logfile)
+    _run([*chroot, "systemctl", "enable", *image_files.ENABLE_UNITS], log, logfile=logfile)
     _run([*chroot, "systemctl", "disable", *image_files.DISABLE_UNITS], log, logfile=logfile)
     _run([*chroot, "systemctl", "mask", *image_files.MASK_UNITS], log, logfile=logfile)
+    # a role's own units last: they may turn back on what every image has off (the DGX's wait-online)
+    if image_files.ROLE_ENABLE_UNITS.get(role):
+        _run([*chroot, "systemctl", "enable", *image_files.ROLE_ENABLE_UNITS[role]], log, logfile=logfile)
     _run([*chroot, "update-initramfs", "-u", "-k", "all"], log, logfile=logfile)
     _run([*chroot, "passwd", "-l", "root"], log, logfile=logfile)
     _run([*chroot, "apt-get", "clean"], log, logfile=logfile)

@@ -56,7 +56,12 @@ def network_units(node: Node) -> dict[str, str]:
             # Switch ports: up, no address, no bridge; ifupdown2 (the fabric stage) owns them.
             files[f"20-lab-{nic.name}.network"] = f"[Match]\nName={nic.name}\n\n[Link]\nUnmanaged=yes\n"
         else:
-            lines = [f"[Match]\nName={nic.name}\n", "[Link]", "RequiredForOnline=no"]
+            # A DGX mounts its exports over its storage NICs at boot (fstab, _netdev): network-online.target
+            # (systemd-networkd-wait-online, enabled in the DGX image as on DGX OS) waits for them to be routable.
+            # Without it a VM powered on again raced its mounts against networkd ("mount.nfs: Network is
+            # unreachable") and came up without its shares.
+            online = "routable" if node.role == "dgx" and nic.name.startswith("storage") and nic.address else "no"
+            lines = [f"[Match]\nName={nic.name}\n", "[Link]", f"RequiredForOnline={online}"]
             if nic.mtu:
                 lines.append(f"MTUBytes={nic.mtu}")
             lines += ["", "[Network]", "LinkLocalAddressing=no", "IPv6AcceptRA=no", "ConfigureWithoutCarrier=yes"]
