@@ -66,6 +66,13 @@ attributes:
     support: none
 notes:
   - Pure computation; safe in check mode. Shared code is in module_utils/dgx_nfs.py.
+seealso:
+  - module: dgx_nfs_live
+  - module: powerscale_nfs_export
+  - module: host_state
+  - name: Role dgx_nfs
+    link: roles/dgx_nfs/README.md
+    description: The DGX NFS client role and its inventory variables.
 """
 
 EXAMPLES = r"""

@@ -57,6 +57,11 @@ attributes:
     support: full
   diff_mode:
     support: none
+seealso:
+  - module: host_state
+  - name: Role ngc
+    link: roles/ngc/README.md
+    description: The NGC container role and its inventory variables.
 """
 
 EXAMPLES = r"""

@@ -133,11 +133,18 @@ attributes:
     support: full
   diff_mode:
     support: full
+  platform:
+    support: full
+    platforms: mlnxos
+    details: MLNX-OS, from the control node (JSON API or CLI over SSH); the switch needs no Python.
 notes:
   - Runs on the control node (C(connection=local)); the switch needs no Python.
   - Requires C(paramiko) for the CLI transport.
 seealso:
   - module: mlnxos_facts
+  - name: Role qm8700
+    link: roles/qm8700/README.md
+    description: The InfiniBand fabric role and its inventory variables.
 """
 
 EXAMPLES = r"""

@@ -33,8 +33,15 @@ attributes:
     support: full
   diff_mode:
     support: none
+  platform:
+    support: full
+    platforms: mlnxos
+    details: MLNX-OS, from the control node (JSON API or CLI over SSH); the switch needs no Python.
 seealso:
   - module: mlnxos_fabric
+  - name: Role qm8700
+    link: roles/qm8700/README.md
+    description: The InfiniBand fabric role.
 """
 
 EXAMPLES = r"""

@@ -145,6 +145,24 @@ options:
       (C(storage_fabric_port_speed_managed)); false leaves the lanes to auto-negotiation.
     type: bool
     default: true
+attributes:
+  check_mode:
+    support: full
+    details: Only GET requests are made in check mode.
+  diff_mode:
+    support: full
+    details: The NVUE subtree the role owns, as applied before and as planned after (JSON).
+  platform:
+    support: full
+    platforms: cumulus
+    details: Cumulus Linux 5.x through the NVUE REST API, from the control node.
+seealso:
+  - module: cumulus_fabric_plan
+  - module: cumulus_interfaces
+  - module: cumulus_fabric_verify
+  - name: Role sn3700v
+    link: roles/sn3700v/README.md
+    description: The storage-fabric role; C(storage_fabric_method) picks NVUE or the files method.
 """
 
 EXAMPLES = r"""
