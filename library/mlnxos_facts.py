@@ -138,8 +138,8 @@ from ansible.module_utils.mlnxos_client import (  # noqa: E402
 )
 from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     ParseError,
+    check_desired,
     read_live_state,
-    validate_desired,
     verify,
 )
 
@@ -156,7 +156,7 @@ def main() -> None:
     desired = None
     expected_sm = None
     if params["verify"] is not None:
-        desired, errors = validate_desired(params["verify"])
+        desired, errors = check_desired(params["verify"])
         if errors:
             module.fail_json(msg="invalid verify input: " + "; ".join(e.render() for e in errors))
         expected_sm = (params["verify"].get("sm") or {}).get("role")

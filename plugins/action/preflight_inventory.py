@@ -1,4 +1,4 @@
-"""Action plugin: validate the whole inventory on the controller, before anything touches a target.
+"""Action plugin: check the whole inventory on the controller, before anything touches a target.
 
 Runs on localhost. Reads, through `hostvars`, every variable the stages consume for every host of the groups
 dgx, powerscale, sn3700v and qm8700 plus the group-level (`all`) view, resolves each one on its own (a broken
