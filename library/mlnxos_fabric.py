@@ -153,8 +153,8 @@ EXAMPLES = r"""
   mlnxos_fabric:
     api_host: "{{ qm8700_api_host }}"
     api_port: 443
-    username: admin
-    password: "{{ qm8700_api_password }}"
+    api_user: admin
+    api_password: "{{ qm8700_api_password }}"
     ca_path: /etc/pki/site-ca.pem
     hostname: "{{ inventory_hostname }}"
     sm: {enabled: true, priority: 15, role: master}
@@ -168,8 +168,8 @@ EXAMPLES = r"""
 - name: Preview only
   mlnxos_fabric:
     api_host: 192.0.2.41
-    username: admin
-    password: "{{ qm8700_api_password }}"
+    api_user: admin
+    api_password: "{{ qm8700_api_password }}"
     sm: {enabled: true, priority: 14}
   check_mode: true
   diff: true
@@ -307,8 +307,8 @@ def main() -> None:
     rendered = [e.render(params["input_names"]) for e in errors]
     if params["sm_peers"] is not None:
         rendered.extend(check_sm_pair(peers_from_param(params["sm_peers"])))
-    if not params["password"]:
-        label = params["input_names"].get("password", "password")
+    if not params["api_password"]:
+        label = params["input_names"].get("api_password", "api_password")
         rendered.append(f"{label} is empty: the switch would refuse the login. Fix: give the password (vault or "
                         "environment)")
     if rendered:

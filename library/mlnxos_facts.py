@@ -48,8 +48,8 @@ EXAMPLES = r"""
 - name: Read the live state and check it against the inventory
   mlnxos_facts:
     api_host: "{{ qm8700_api_host }}"
-    username: admin
-    password: "{{ qm8700_api_password }}"
+    api_user: admin
+    api_password: "{{ qm8700_api_password }}"
     verify:
       sm: {enabled: true, priority: 15, role: master}
       ports:
