@@ -20,7 +20,8 @@ version_added: "0.3.0"
 author: powerscale-dgx-ra
 attributes:
   check_mode:
-    support: full
+    support: none
+    details: Skipped in check mode (the action plugin returns skipped); nothing is measured, so nothing is sampled.
   diff_mode:
     support: none
 options:
@@ -73,6 +74,8 @@ options:
     description: How long I(state=stopped) waits for the sampler to end.
     type: float
     default: 60
+seealso:
+  - module: powerscale_info
 """
 
 EXAMPLES = r"""

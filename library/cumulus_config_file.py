@@ -24,6 +24,11 @@ attributes:
     support: full
   diff_mode:
     support: full
+  platform:
+    support: full
+    platforms: cumulus
+    details: 'Agentless: runs on the control node (action plugin) and sends the switch plain shell commands over its SSH
+      connection.'
 options:
   path:
     description: The file on the switch.
@@ -47,6 +52,13 @@ options:
     description: Keep a timestamped copy of the previous file.
     type: bool
     default: true
+seealso:
+  - module: cumulus_interfaces
+  - module: cumulus_release_facts
+  - module: cumulus_fabric_verify
+  - name: Role sn3700v
+    link: roles/sn3700v/README.md
+    description: The storage-fabric role; its files method writes these files.
 """
 
 EXAMPLES = r"""

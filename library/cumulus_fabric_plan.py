@@ -88,6 +88,19 @@ options:
     description: Whether fabric ports get an explicit speed (false for virtual NICs, which have none to set).
     type: bool
     default: true
+attributes:
+  check_mode:
+    support: full
+    details: Pure computation on the control node; it reads and changes nothing, so check mode runs it unchanged.
+  diff_mode:
+    support: none
+seealso:
+  - module: cumulus_interfaces
+  - module: nvue_fabric
+  - module: cumulus_fabric_verify
+  - name: Role sn3700v
+    link: roles/sn3700v/README.md
+    description: The storage-fabric role and the inventory variables the plan is derived from.
 """
 
 EXAMPLES = r"""

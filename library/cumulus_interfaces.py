@@ -33,6 +33,11 @@ attributes:
     support: full
   diff_mode:
     support: full
+  platform:
+    support: full
+    platforms: cumulus
+    details: 'Agentless: runs on the control node (action plugin) and sends the switch plain shell commands over its SSH
+      connection.'
 options:
   path:
     description: The interfaces file.
@@ -56,6 +61,14 @@ options:
     description: Keep a timestamped copy of the previous file.
     type: bool
     default: true
+seealso:
+  - module: cumulus_fabric_plan
+  - module: cumulus_config_file
+  - module: cumulus_fabric_verify
+  - module: nvue_fabric
+  - name: Role sn3700v
+    link: roles/sn3700v/README.md
+    description: The storage-fabric role (the files method).
 """
 
 EXAMPLES = r"""

@@ -20,6 +20,11 @@ attributes:
     support: full
   diff_mode:
     support: none
+  platform:
+    support: full
+    platforms: cumulus
+    details: 'Agentless: runs on the control node (action plugin) and sends the switch plain shell commands over its SSH
+      connection.'
 options:
   breakouts:
     description: "The plan's breakouts, parent port to mode (C({swp29: 4x25G}))."
@@ -33,6 +38,13 @@ options:
     description: The release file on the switch.
     type: str
     default: /etc/lsb-release
+seealso:
+  - module: cumulus_fabric_plan
+  - module: cumulus_config_file
+  - module: nvue_fabric
+  - name: Role sn3700v
+    link: roles/sn3700v/README.md
+    description: The storage-fabric role.
 """
 
 EXAMPLES = r"""

@@ -67,8 +67,18 @@ attributes:
     support: none
   facts:
     support: full
+  platform:
+    support: full
+    platforms: posix
+    details: The DGX OS (Ubuntu) host itself.
 notes:
   - Read-only; identical in check mode. Parsing and evaluation live in module_utils/dgx_readiness.py.
+seealso:
+  - module: dgx_sysctl
+  - module: host_state
+  - name: Role dgx_host
+    link: roles/dgx_host/README.md
+    description: The DGX host role that gathers and judges these facts.
 """
 
 EXAMPLES = r"""

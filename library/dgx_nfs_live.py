@@ -68,8 +68,19 @@ attributes:
     support: full
   diff_mode:
     support: full
+  platform:
+    support: full
+    platforms: posix
+    details: The DGX OS (Ubuntu) host itself.
 notes:
   - In check mode the shares that would be remounted are reported as changed, with a diff; nothing is unmounted.
+seealso:
+  - module: dgx_nfs_plan
+  - module: ansible.posix.mount
+  - module: powerscale_nfs_export
+  - name: Role dgx_nfs
+    link: roles/dgx_nfs/README.md
+    description: The DGX NFS client role.
 """
 
 EXAMPLES = r"""

@@ -1,16 +1,16 @@
 #!/usr/bin/python
-"""Ansible module dgx_nfs_plan: validate the NFS client inventory and compute what one DGX mounts."""
+"""Ansible module dgx_nfs_plan: check the NFS client inventory and compute what one DGX mounts."""
 
 from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_nfs import desired_mount, select_server, validate_mounts
+from ansible.module_utils.dgx_nfs import check_mounts, desired_mount, select_server
 from ansible.module_utils.inventory_problem import render_table
 
 DOCUMENTATION = r"""
 ---
 module: dgx_nfs_plan
-short_description: Validate the DGX NFS mount inventory and compute each DGX's mounts
+short_description: Check the DGX NFS mount inventory and compute each DGX's mounts
 description:
   - Checks every C(nfs_mounts) entry (typed options, known extra options, hard mounts for training data,
     exports that exist in C(powerscale_exports)) and the server selection of C(nfs_server_mode).
@@ -66,6 +66,13 @@ attributes:
     support: none
 notes:
   - Pure computation; safe in check mode. Shared code is in module_utils/dgx_nfs.py.
+seealso:
+  - module: dgx_nfs_live
+  - module: powerscale_nfs_export
+  - module: host_state
+  - name: Role dgx_nfs
+    link: roles/dgx_nfs/README.md
+    description: The DGX NFS client role and its inventory variables.
 """
 
 EXAMPLES = r"""
@@ -116,7 +123,7 @@ def build_plan(params: dict) -> tuple[dict, list[dict]]:
     host = params["host"]
     exports = params.get("powerscale_exports") or []
     export_purposes = {e.get("path"): e.get("purpose", "general") for e in exports if isinstance(e, dict)} or None
-    problems = validate_mounts(host, params["nfs_mounts"], export_purposes)
+    problems = check_mounts(host, params["nfs_mounts"], export_purposes)
     nodes = [(str(name), list(nics or [])) for name, nics in (params.get("powerscale_nodes") or {}).items()]
     choice, server_problems = select_server(params["nfs_server_mode"], host, params["dgx_hosts"],
                                             params.get("nfs_server_map"), nodes,

@@ -1,21 +1,21 @@
 #!/usr/bin/python
-"""Ansible module dgx_ngc_plan: validate the NGC image inventory and compute what each DGX pulls and tags."""
+"""Ansible module dgx_ngc_plan: check the NGC image inventory and compute what each DGX pulls and tags."""
 
 from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.dgx_ngc import (
+    check_image,
+    check_mirror,
     image_from_entry,
     selected_images,
-    validate_image,
-    validate_mirror,
 )
 from ansible.module_utils.inventory_problem import render_table
 
 DOCUMENTATION = r"""
 ---
 module: dgx_ngc_plan
-short_description: Validate the NGC image inventory and plan pulls, retags and conversions
+short_description: Check the NGC image inventory and plan pulls, retags and conversions
 description:
   - Checks C(ngc_images) (and C(ngc_optional_images) when C(ngc_pull_optional)) are C(<ngc_registry>/<org>/<repo>)
     names with an explicit tag (never latest) and, where given, a C(sha256:) digest; checks C(ngc_mirror).
@@ -57,6 +57,11 @@ attributes:
     support: full
   diff_mode:
     support: none
+seealso:
+  - module: host_state
+  - name: Role ngc
+    link: roles/ngc/README.md
+    description: The NGC container role and its inventory variables.
 """
 
 EXAMPLES = r"""
@@ -105,9 +110,9 @@ def build_plan(params: dict) -> tuple[dict, list[dict]]:
     for variable in ("ngc_images", "ngc_optional_images"):
         for index, entry in enumerate(params[variable] or []):
             if variable == "ngc_images" or params["ngc_pull_optional"]:
-                problems += validate_image(host, entry, f"{variable}[{index}]", registry)
+                problems += check_image(host, entry, f"{variable}[{index}]", registry)
     mirror = params["ngc_mirror"] or {}
-    problems += validate_mirror(host, mirror)
+    problems += check_mirror(host, mirror)
     if problems:
         return {}, [p.as_dict() for p in problems]
     mirror_registry = mirror.get("registry") if mirror.get("enabled") else ""

@@ -37,8 +37,16 @@ attributes:
     support: full
   diff_mode:
     support: full
+  platform:
+    support: full
+    platforms: posix
+    details: The DGX OS (Ubuntu) host itself.
 seealso:
   - module: ansible.posix.sysctl
+  - module: dgx_facts
+  - name: Role dgx_host
+    link: roles/dgx_host/README.md
+    description: The DGX host role and its sysctl tuning.
 """
 
 EXAMPLES = r"""

@@ -62,10 +62,16 @@ attributes:
     support: full
   diff_mode:
     support: none
+  platform:
+    support: full
+    platforms: posix
+    details: A Debian/Ubuntu host (dpkg, systemd).
 seealso:
   - module: ansible.builtin.apt
   - module: ansible.builtin.service
   - module: ansible.builtin.copy
+  - module: dgx_nfs_plan
+  - module: dgx_ngc_plan
 """
 
 EXAMPLES = r"""

@@ -26,7 +26,7 @@ description:
     state, partitions (pkey, IPoIB, IB MTU from the IPoIB MTU), NTP and remote syslog servers.
   - Never removes what the input does not declare; undeclared ports and partitions are untouched, undeclared NTP
     and syslog servers are kept (and reported as C(unmanaged)) unless I(purge=true).
-  - The whole input is validated before the switch is contacted; every problem is reported at once.
+  - The whole input is checked before the switch is contacted; every problem is reported at once.
   - In check mode only C(show) commands are sent; the diff shows what would change.
 version_added: "0.1.0"
 author: powerscale-dgx-ra
@@ -117,10 +117,11 @@ options:
     description: Remove NTP and syslog servers that are not declared.
     type: bool
     default: false
-  validate_only:
-    description: Only validate the input and return it normalized; the switch is not contacted.
+  check_only:
+    description: Only check the input and return it normalized; the switch is not contacted.
     type: bool
     default: false
+    aliases: [validate_only]
   input_names:
     description: Names under which the caller knows the top-level options (for example C(ports) as C(qm8700_ports)), used
       in error messages so that they name the variable to fix.
@@ -133,11 +134,18 @@ attributes:
     support: full
   diff_mode:
     support: full
+  platform:
+    support: full
+    platforms: mlnxos
+    details: MLNX-OS, from the control node (JSON API or CLI over SSH); the switch needs no Python.
 notes:
   - Runs on the control node (C(connection=local)); the switch needs no Python.
   - Requires C(paramiko) for the CLI transport.
 seealso:
   - module: mlnxos_facts
+  - name: Role qm8700
+    link: roles/qm8700/README.md
+    description: The InfiniBand fabric role and its inventory variables.
 """
 
 EXAMPLES = r"""
@@ -145,8 +153,8 @@ EXAMPLES = r"""
   mlnxos_fabric:
     api_host: "{{ qm8700_api_host }}"
     api_port: 443
-    username: admin
-    password: "{{ qm8700_api_password }}"
+    api_user: admin
+    api_password: "{{ qm8700_api_password }}"
     ca_path: /etc/pki/site-ca.pem
     hostname: "{{ inventory_hostname }}"
     sm: {enabled: true, priority: 15, role: master}
@@ -160,8 +168,8 @@ EXAMPLES = r"""
 - name: Preview only
   mlnxos_fabric:
     api_host: 192.0.2.41
-    username: admin
-    password: "{{ qm8700_api_password }}"
+    api_user: admin
+    api_password: "{{ qm8700_api_password }}"
     sm: {enabled: true, priority: 14}
   check_mode: true
   diff: true
@@ -192,7 +200,7 @@ unmanaged:
   type: dict
   sample: {partitions: [storage], ntp_servers: [192.0.2.200], sm_nodes: [old-hostname]}
 desired:
-  description: The validated, normalized input.
+  description: The checked, normalized input.
   returned: always
   type: dict
 applied:
@@ -232,13 +240,13 @@ from ansible.module_utils.mlnxos_client import (  # noqa: E402
 )
 from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     ParseError,
+    check_desired,
     check_sm_pair,
     peers_from_param,
     plan,
     read_live_state,
     render_state,
     undo_commands,
-    validate_desired,
 )
 
 
@@ -253,7 +261,7 @@ def argument_spec() -> dict:
         syslog_servers={"type": "list", "elements": "str"},
         sm_peers={"type": "list", "elements": "raw"},
         purge={"type": "bool", "default": False},
-        validate_only={"type": "bool", "default": False},
+        check_only={"type": "bool", "default": False, "aliases": ["validate_only"]},
         input_names={"type": "dict", "default": {}},
     )
     return spec
@@ -295,12 +303,12 @@ def refused(switch, params: dict, desired, live, todo, exc: MlnxosCommandError, 
 def main() -> None:
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    desired, errors = validate_desired(params)
+    desired, errors = check_desired(params)
     rendered = [e.render(params["input_names"]) for e in errors]
     if params["sm_peers"] is not None:
         rendered.extend(check_sm_pair(peers_from_param(params["sm_peers"])))
-    if not params["password"]:
-        label = params["input_names"].get("password", "password")
+    if not params["api_password"]:
+        label = params["input_names"].get("api_password", "api_password")
         rendered.append(f"{label} is empty: the switch would refuse the login. Fix: give the password (vault or "
                         "environment)")
     if rendered:
@@ -308,7 +316,7 @@ def main() -> None:
                          + "; ".join(rendered),
                          errors=rendered, changed=False)
     result = {"changed": False, "commands": [], "saved": False, "unmanaged": {}, "desired": asdict(desired)}
-    if params["validate_only"]:
+    if params["check_only"]:
         module.exit_json(**result)
 
     switch = switch_from_params(params)

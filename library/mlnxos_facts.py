@@ -33,16 +33,23 @@ attributes:
     support: full
   diff_mode:
     support: none
+  platform:
+    support: full
+    platforms: mlnxos
+    details: MLNX-OS, from the control node (JSON API or CLI over SSH); the switch needs no Python.
 seealso:
   - module: mlnxos_fabric
+  - name: Role qm8700
+    link: roles/qm8700/README.md
+    description: The InfiniBand fabric role.
 """
 
 EXAMPLES = r"""
 - name: Read the live state and check it against the inventory
   mlnxos_facts:
     api_host: "{{ qm8700_api_host }}"
-    username: admin
-    password: "{{ qm8700_api_password }}"
+    api_user: admin
+    api_password: "{{ qm8700_api_password }}"
     verify:
       sm: {enabled: true, priority: 15, role: master}
       ports:
@@ -131,8 +138,8 @@ from ansible.module_utils.mlnxos_client import (  # noqa: E402
 )
 from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     ParseError,
+    check_desired,
     read_live_state,
-    validate_desired,
     verify,
 )
 
@@ -149,7 +156,7 @@ def main() -> None:
     desired = None
     expected_sm = None
     if params["verify"] is not None:
-        desired, errors = validate_desired(params["verify"])
+        desired, errors = check_desired(params["verify"])
         if errors:
             module.fail_json(msg="invalid verify input: " + "; ".join(e.render() for e in errors))
         expected_sm = (params["verify"].get("sm") or {}).get("role")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import ssl
 import time
+from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.cumulus_release import (
@@ -76,23 +77,27 @@ description:
 version_added: "0.1.0"
 author: powerscale-dgx-ra
 options:
-  host:
+  api_host:
     description: Address of the switch's NVUE API.
     type: str
     required: true
-  port:
+    aliases: [host]
+  api_port:
     description: HTTPS port of the NVUE API.
     type: int
     default: 8765
-  user:
+    aliases: [port]
+  api_user:
     description: NVUE user.
     type: str
     default: cumulus
-  password:
+    aliases: [user]
+  api_password:
     description: NVUE password.
     type: str
     required: true
     no_log: true
+    aliases: [password]
   validate_certs:
     description: Verify the switch's TLS certificate.
     type: bool
@@ -120,10 +125,11 @@ options:
     description: How long to keep re-reading the operational state before reporting mismatches.
     type: int
     default: 30
-  request_timeout:
+  timeout:
     description: Timeout of each HTTP request, in seconds.
     type: int
     default: 20
+    aliases: [request_timeout]
   release:
     description: The Cumulus Linux release the inventory expects (C(sn3700v_cumulus_release)); empty to accept what
       the switch reports.
@@ -145,13 +151,31 @@ options:
       (C(storage_fabric_port_speed_managed)); false leaves the lanes to auto-negotiation.
     type: bool
     default: true
+attributes:
+  check_mode:
+    support: full
+    details: Only GET requests are made in check mode.
+  diff_mode:
+    support: full
+    details: The NVUE subtree the role owns, as applied before and as planned after (JSON).
+  platform:
+    support: full
+    platforms: cumulus
+    details: Cumulus Linux 5.x through the NVUE REST API, from the control node.
+seealso:
+  - module: cumulus_fabric_plan
+  - module: cumulus_interfaces
+  - module: cumulus_fabric_verify
+  - name: Role sn3700v
+    link: roles/sn3700v/README.md
+    description: The storage-fabric role; C(storage_fabric_method) picks NVUE or the files method.
 """
 
 EXAMPLES = r"""
 - name: Apply the storage fabric through NVUE
   nvue_fabric:
-    host: "{{ ansible_host }}"
-    password: "{{ storage_fabric_password }}"
+    api_host: "{{ ansible_host }}"
+    api_password: "{{ storage_fabric_password }}"
     plan: "{{ sn3700v_plan }}"
   delegate_to: localhost
 """
@@ -191,12 +215,12 @@ desired:
 def _fetcher(module: AnsibleModule):
     params = module.params
     request = Request(
-        url_username=params["user"],
-        url_password=params["password"],
+        url_username=params["api_user"],
+        url_password=params["api_password"],
         force_basic_auth=True,
         validate_certs=params["validate_certs"],
         ca_path=params["ca_path"] or None,
-        timeout=params["request_timeout"],
+        timeout=params["timeout"],
         headers={"Content-Type": "application/json", "Accept": "application/json"},
     )
 
@@ -221,32 +245,34 @@ def _fetcher(module: AnsibleModule):
     return fetch
 
 
+def argument_spec() -> dict[str, dict[str, Any]]:
+    """The options; the connection ones use the names the OneFS and MLNX-OS modules use, the old names as aliases."""
+    return {
+        "api_host": {"type": "str", "required": True, "aliases": ["host"]},
+        "api_port": {"type": "int", "default": 8765, "aliases": ["port"]},
+        "api_user": {"type": "str", "default": "cumulus", "aliases": ["user"]},
+        "api_password": {"type": "str", "required": True, "no_log": True, "aliases": ["password"]},
+        "validate_certs": {"type": "bool", "default": True},
+        "ca_path": {"type": "path"},
+        "plan": {"type": "dict", "required": True},
+        "apply_timeout": {"type": "int", "default": 180},
+        "verify": {"type": "bool", "default": True},
+        "require_link_up": {"type": "bool", "default": True},
+        "verify_wait_seconds": {"type": "int", "default": 30},
+        "timeout": {"type": "int", "default": 20, "aliases": ["request_timeout"]},
+        "release": {"type": "str"},
+        "fec_by_speed": {"type": "dict"},
+        "backup_vrf": {"type": "str"},
+        "takeover": {"type": "bool", "default": False},
+        "lane_speeds": {"type": "bool", "default": True},
+    }
+
+
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "host": {"type": "str", "required": True},
-            "port": {"type": "int", "default": 8765},
-            "user": {"type": "str", "default": "cumulus"},
-            "password": {"type": "str", "required": True, "no_log": True},
-            "validate_certs": {"type": "bool", "default": True},
-            "ca_path": {"type": "path"},
-            "plan": {"type": "dict", "required": True},
-            "apply_timeout": {"type": "int", "default": 180},
-            "verify": {"type": "bool", "default": True},
-            "require_link_up": {"type": "bool", "default": True},
-            "verify_wait_seconds": {"type": "int", "default": 30},
-            "request_timeout": {"type": "int", "default": 20},
-            "release": {"type": "str"},
-            "fec_by_speed": {"type": "dict"},
-            "backup_vrf": {"type": "str"},
-            "takeover": {"type": "bool", "default": False},
-            "lane_speeds": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    host = params["host"]
-    base = f"https://[{host}]:{params['port']}" if ":" in host else f"https://{host}:{params['port']}"
+    host = params["api_host"]
+    base = f"https://[{host}]:{params['api_port']}" if ":" in host else f"https://{host}:{params['api_port']}"
     client = NvueClient(base, _fetcher(module))
     plan = params["plan"]
     switch = plan.get("switch")

@@ -59,6 +59,23 @@ extends_documentation_fragment:
 notes:
   - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
   - Check mode changes nothing either; the module only reads.
+attributes:
+  check_mode:
+    support: full
+    details: Read-only (GET requests and the session login and logout).
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: onefs
+    details: The OneFS Platform API, from the control node.
+seealso:
+  - module: powerscale_info
+  - module: powerscale_network_pool
+  - module: powerscale_nfs_export
+  - name: Role powerscale
+    link: roles/powerscale/README.md
+    description: The role, and the OneFS RBAC role the API user needs.
 """
 
 EXAMPLES = r"""

@@ -46,6 +46,24 @@ notes:
     permission on the parent directory or ISI_PRIV_IFS_RESTORE. A directory created through the namespace API
     belongs to the API user: giving it to another owner or group (O(owner), O(group)) needs root or
     ISI_PRIV_IFS_RESTORE."
+attributes:
+  check_mode:
+    support: full
+    details: Nothing that changes the cluster is sent in check mode.
+  diff_mode:
+    support: full
+    details: Owner, group and mode before and after.
+  platform:
+    support: full
+    platforms: onefs
+    details: The OneFS namespace API, from the control node.
+seealso:
+  - module: powerscale_nfs_export
+  - module: powerscale_quota
+  - module: powerscale_info
+  - name: Role powerscale
+    link: roles/powerscale/README.md
+    description: The PowerScale role and its inventory variables.
 """
 
 EXAMPLES = r"""

@@ -35,6 +35,24 @@ extends_documentation_fragment:
   - onefs_api
 notes:
   - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
+attributes:
+  check_mode:
+    support: full
+    details: Read-only (GET requests and the session login and logout).
+  diff_mode:
+    support: none
+  platform:
+    support: full
+    platforms: onefs
+    details: The OneFS Platform API, from the control node.
+seealso:
+  - module: powerscale_access
+  - module: powerscale_nfs_export
+  - module: powerscale_quota
+  - module: powerscale_network_pool
+  - name: Role powerscale
+    link: roles/powerscale/README.md
+    description: The PowerScale role.
 """
 
 EXAMPLES = r"""

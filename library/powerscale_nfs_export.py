@@ -105,6 +105,25 @@ extends_documentation_fragment:
 notes:
   - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
   - Check mode and diff mode are supported.
+attributes:
+  check_mode:
+    support: full
+    details: Nothing that changes the cluster is sent in check mode.
+  diff_mode:
+    support: full
+    details: The managed export fields before and after.
+  platform:
+    support: full
+    platforms: onefs
+    details: The OneFS Platform API, from the control node.
+seealso:
+  - module: powerscale_directory
+  - module: powerscale_quota
+  - module: powerscale_info
+  - module: dgx_nfs_plan
+  - name: Role powerscale
+    link: roles/powerscale/README.md
+    description: The PowerScale role and its inventory variables.
 """
 
 EXAMPLES = r"""

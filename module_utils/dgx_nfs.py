@@ -1,6 +1,6 @@
-"""NFS client model of the DGX nodes: validation, server selection, option rendering, /proc/mounts drift.
+"""NFS client model of the DGX nodes: the input check, server selection, option rendering, /proc/mounts drift.
 
-Pure functions shared by library/dgx_nfs_plan.py (controller side: validate the inventory and compute what each
+Pure functions shared by library/dgx_nfs_plan.py (controller side: check the inventory and compute what each
 DGX mounts), library/dgx_nfs_live.py (target side: compare the live mount with the desired one, remount) and the
 testinfra handover checks in tests/handover/. Python 3.8+ (it runs on the DGX nodes too), standard library only.
 
@@ -117,7 +117,7 @@ class LiveComparison:
         return self.mounted and not self.foreign and not self.drift
 
 
-# ---------------------------------------------------------------------------------------------- validation
+# ---------------------------------------------------------------------------------------------- input check
 
 
 def _is_power_of_two(value: int) -> bool:
@@ -141,7 +141,7 @@ def option_key(option: str) -> str:
 def extra_option_problem(option: Any) -> tuple[str, str] | None:
     """(problem, fix) for an extra_options entry the Linux NFS client or this role would not take, else None.
 
-    The one home of this rule: the role's plan (validate_mount) and preflight (rule_nfs_mounts) both call it."""
+    The one home of this rule: the role's plan (check_mount) and preflight (rule_nfs_mounts) both call it."""
     if not isinstance(option, str) or not option.strip():
         return "must be a non-empty string", "remove it"
     if any(c in option for c in " \t,#"):
@@ -162,7 +162,7 @@ def extra_option_problem(option: Any) -> tuple[str, str] | None:
             "actimeo=N, lookupcache=MODE, sec=FLAVOR; roles/dgx_nfs/README.md)")
 
 
-def validate_mount(host: str, entry: Any, index: int, export_purposes: dict[str, str] | None = None) -> list[Problem]:
+def check_mount(host: str, entry: Any, index: int, export_purposes: dict[str, str] | None = None) -> list[Problem]:
     """Every defect of one nfs_mounts entry. export_purposes maps powerscale_exports paths to their purpose."""
     var = f"nfs_mounts[{index}]"
     if not isinstance(entry, dict):
@@ -244,13 +244,13 @@ def validate_mount(host: str, entry: Any, index: int, export_purposes: dict[str,
     return problems
 
 
-def validate_mounts(host: str, mounts: Any, export_purposes: dict[str, str] | None = None) -> list[Problem]:
+def check_mounts(host: str, mounts: Any, export_purposes: dict[str, str] | None = None) -> list[Problem]:
     if not isinstance(mounts, list):
         return [Problem(host, "nfs_mounts", mounts, "must be a list of mounts", "see nfs_client.yml")]
     problems: list[Problem] = []
     seen: dict[str, int] = {}
     for index, entry in enumerate(mounts):
-        problems.extend(validate_mount(host, entry, index, export_purposes))
+        problems.extend(check_mount(host, entry, index, export_purposes))
         if isinstance(entry, dict) and isinstance(entry.get("mount_point"), str):
             point = entry["mount_point"].rstrip("/")
             if point in seen:
@@ -328,7 +328,7 @@ def select_server(
 
 
 def render_options(entry: dict[str, Any]) -> tuple[str, ...]:
-    """fstab/mount options of a validated nfs_mounts entry, typed fields first, in a stable order."""
+    """fstab/mount options of a checked nfs_mounts entry, typed fields first, in a stable order."""
     options = [
         f"vers={entry['vers']}",
         f"proto={entry['proto']}",

@@ -1,4 +1,4 @@
-"""NGC image references: validation, pinning by tag and digest, mirror names, enroot/SIF file names.
+"""NGC image references: the input check, pinning by tag and digest, mirror names, enroot/SIF file names.
 
 Shared by library/dgx_ngc_images.py (controller side plan of roles/ngc), the handover checks (tests/handover/)
 and lab/registry.py (which seeds stand-ins under the same repository names). Standard library only.
@@ -56,7 +56,7 @@ def split_name(name: str) -> tuple[str, str]:
     return registry, path
 
 
-def validate_image(host: str, entry: Any, variable: str, ngc_registry: str) -> list[Problem]:
+def check_image(host: str, entry: Any, variable: str, ngc_registry: str) -> list[Problem]:
     if not isinstance(entry, dict):
         return [Problem(host, variable, entry, "must be a mapping", "give name, tag, digest, purpose")]
     problems: list[Problem] = []
@@ -86,7 +86,7 @@ def selected_images(images: list[Any], optional_images: list[Any], pull_optional
     return list(images or []) + (list(optional_images or []) if pull_optional else [])
 
 
-def validate_mirror(host: str, mirror: Any) -> list[Problem]:
+def check_mirror(host: str, mirror: Any) -> list[Problem]:
     if not isinstance(mirror, dict):
         return [Problem(host, "ngc_mirror", mirror, "must be a mapping", "see ngc.yml")]
     if not mirror.get("enabled", False):

@@ -447,8 +447,8 @@ CONNECTION_ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "api_host": {"type": "str", "required": True},
     "api_port": {"type": "int", "default": 443},
     "ssh_port": {"type": "int", "default": 22},
-    "username": {"type": "str", "required": True},
-    "password": {"type": "str", "required": True, "no_log": True},
+    "api_user": {"type": "str", "required": True, "aliases": ["username"]},
+    "api_password": {"type": "str", "required": True, "no_log": True, "aliases": ["password"]},
     "transport": {"type": "str", "default": "json", "choices": ["json", "cli"]},
     "cli_fallback": {"type": "bool", "default": False},
     "validate_certs": {"type": "bool", "default": True},
@@ -469,7 +469,7 @@ def switch_label(params: dict[str, Any]) -> str:
 
 def switch_from_params(params: dict[str, Any]) -> Switch:
     endpoint = Endpoint(
-        host=params["api_host"], username=params["username"], password=params["password"],
+        host=params["api_host"], username=params["api_user"], password=params["api_password"],
         api_port=params["api_port"], ssh_port=params["ssh_port"], validate_certs=params["validate_certs"],
         ca_path=params.get("ca_path") or None, timeout=params["timeout"],
         ssh_host_key_checking=params["ssh_host_key_checking"], ssh_known_hosts=params.get("ssh_known_hosts") or None,

@@ -1,8 +1,8 @@
-"""Desired state of an MLNX-OS InfiniBand switch (QM8700): validation, parsing of `show` output, planning.
+"""Desired state of an MLNX-OS InfiniBand switch (QM8700): the input check, parsing of `show` output, planning.
 
 Pure functions and dataclasses, no I/O. The modules mlnxos_fabric and mlnxos_facts use them; so do the tests.
 
-- validate_desired(): checks the inventory-shaped input and returns a normalized DesiredState or a list of
+- check_desired(): checks the inventory-shaped input and returns a normalized DesiredState or a list of
   InputError (option path, value, problem, fix), all of them at once, before anything touches a switch.
 - parse_*(): turn the `data` of MLNX-OS JSON API results (the same JSON the CLI prints with `| json-print`)
   into LiveState; read_live_state() reads in two rounds (the second asks `show ib smnode HOST ...` about the SM
@@ -146,7 +146,7 @@ class ParseError(ValueError):
     """A `show` output did not have the shape this parser knows: a FAIL, never a guess."""
 
 
-# ---------------------------------------------------------------- validation
+# ---------------------------------------------------------------- input check
 
 
 def expand_port_range(text: str) -> list[tuple[int, int]]:
@@ -195,7 +195,7 @@ def ipoib_mtu_to_ib_mtu(ipoib_mtu: int) -> str | None:
     return None
 
 
-def _validate_ports(ports: Any, errors: list[InputError]) -> list[ModuleSpec]:
+def _check_ports(ports: Any, errors: list[InputError]) -> list[ModuleSpec]:
     if ports is None:
         return []
     if not isinstance(ports, list):
@@ -270,7 +270,7 @@ def _validate_ports(ports: Any, errors: list[InputError]) -> list[ModuleSpec]:
     return sorted(cages.values(), key=lambda c: tuple(int(x) for x in c.cage.split("/")))
 
 
-def _validate_partitions(partitions: Any, errors: list[InputError]) -> list[PartitionSpec]:
+def _check_partitions(partitions: Any, errors: list[InputError]) -> list[PartitionSpec]:
     if partitions is None:
         return []
     if not isinstance(partitions, list):
@@ -334,7 +334,7 @@ def _validate_partitions(partitions: Any, errors: list[InputError]) -> list[Part
     return result
 
 
-def _validate_addresses(option: str, values: Any, errors: list[InputError]) -> list[str] | None:
+def _check_addresses(option: str, values: Any, errors: list[InputError]) -> list[str] | None:
     if values is None:
         return None
     if not isinstance(values, list):
@@ -352,7 +352,7 @@ def _validate_addresses(option: str, values: Any, errors: list[InputError]) -> l
     return result
 
 
-def validate_desired(params: dict[str, Any]) -> tuple[DesiredState, list[InputError]]:
+def check_desired(params: dict[str, Any]) -> tuple[DesiredState, list[InputError]]:
     """Check everything at once; the caller refuses to touch the switch if the error list is not empty."""
     errors: list[InputError] = []
     state = DesiredState(purge=bool(params.get("purge", False)))
@@ -378,10 +378,10 @@ def validate_desired(params: dict[str, Any]) -> tuple[DesiredState, list[InputEr
         role = sm.get("role")
         if role is not None and role not in SM_ROLES:
             errors.append(InputError("sm.role", role, "not an SM role", "use master or standby"))
-    state.cages = _validate_ports(params.get("ports"), errors)
-    state.partitions = _validate_partitions(params.get("partitions"), errors)
-    state.ntp_servers = _validate_addresses("ntp_servers", params.get("ntp_servers"), errors)
-    state.syslog_servers = _validate_addresses("syslog_servers", params.get("syslog_servers"), errors)
+    state.cages = _check_ports(params.get("ports"), errors)
+    state.partitions = _check_partitions(params.get("partitions"), errors)
+    state.ntp_servers = _check_addresses("ntp_servers", params.get("ntp_servers"), errors)
+    state.syslog_servers = _check_addresses("syslog_servers", params.get("syslog_servers"), errors)
     return state, errors
 
 

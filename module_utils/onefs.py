@@ -52,7 +52,7 @@ ONEFS_ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "api_password": {"type": "str", "required": True, "no_log": True},
     "validate_certs": {"type": "bool", "default": True},
     "ca_path": {"type": "path"},
-    "api_timeout": {"type": "int", "default": 30},
+    "timeout": {"type": "int", "default": 30, "aliases": ["api_timeout"]},
     "api_retries": {"type": "int", "default": 4},
     "api_retry_backoff": {"type": "float", "default": 1.0},
 }
@@ -116,7 +116,7 @@ class OneFSConnection:
             password=params["api_password"],
             validate_certs=params["validate_certs"],
             ca_path=params.get("ca_path") or None,
-            timeout=params["api_timeout"],
+            timeout=params["timeout"],
             retries=max(0, params["api_retries"]),
             retry_backoff=max(0.0, params["api_retry_backoff"]),
         )
@@ -257,7 +257,7 @@ class OneFSClient:
                 unanswered = isinstance(exc, TimeoutError) and not isinstance(exc, urllib.error.URLError)
                 if unanswered and (method == "POST" or attempt > len(delays)):
                     raise OneFSError(
-                        f"{where}: no answer within api_timeout={self.conn.timeout:g}s (powerscale_api_timeout_s), "
+                        f"{where}: no answer within timeout={self.conn.timeout:g}s (powerscale_api_timeout_s), "
                         f"{attempt} attempt(s): the cluster took the request and did not answer"
                         + (" (a POST is not repeated: the cluster may have carried it out)" if method == "POST"
                            else f" (api_retries={self.conn.retries})")

@@ -10,8 +10,9 @@ hand: the layout is derived from the checkout each time, so the collection canno
 
 What the build changes, and only that:
 - ``library/*.py`` -> ``plugins/modules/``; ``module_utils/*.py`` -> ``plugins/module_utils/``;
-  ``plugins/{action,callback,doc_fragments}`` as they are; ``roles/<role>/action_plugins/*.py`` ->
-  ``plugins/action/`` (roles inside a collection cannot carry plugins).
+  ``plugins/{action,callback,doc_fragments}`` as they are. The bundle keeps every controller-side plugin in that
+  one ``plugins/`` tree (ansible.cfg), never in a role: a role that carries ``library/``, ``module_utils/`` or
+  ``*_plugins/`` stops the build (roles inside a collection cannot carry plugins).
 - In Python files: ``ansible.module_utils.<ours>`` -> ``ansible_collections.powerscale_dgx.ra.plugins.
   module_utils.<ours>`` (Ansible ships a collection's module_utils under that name), and the
   documentation fragments ours -> ``powerscale_dgx.ra.<fragment>``.
@@ -43,6 +44,13 @@ def our_names(directory: Path) -> list[str]:
     return sorted(p.stem for p in directory.glob("*.py") if p.stem != "__init__")
 
 
+def role_plugin_dirs(roles: Path) -> list[Path]:
+    """Plugin folders inside roles (library/, module_utils/, action_plugins/, filter_plugins/ ...): none belong
+    there, the bundle keeps them in library/, module_utils/ and plugins/."""
+    return sorted(p for p in roles.glob("*/*") if p.is_dir() and (p.name in ("library", "module_utils")
+                                                                  or p.name.endswith("_plugins")))
+
+
 def rewrite_python(text: str, utils: list[str], fragments: list[str]) -> str:
     """Point imports of our module_utils and uses of our doc fragments at the collection's names."""
     if utils:
@@ -68,6 +76,9 @@ def galaxy_yml(version: str) -> str:
 
 def stage(dest: Path, version: str) -> Path:
     """Lay the collection out under dest/ansible_collections/<namespace>/<name> and return that directory."""
+    if carried := role_plugin_dirs(ROOT / "roles"):
+        raise SystemExit(f"roles carry plugins of their own: {', '.join(map(str, carried))}. Fix: move them to "
+                         "library/, module_utils/ or plugins/<kind>/ (ansible.cfg), the bundle's one tree")
     top = dest / "ansible_collections" / NAMESPACE / NAME
     plugins = top / "plugins"
     utils = our_names(ROOT / "module_utils")
@@ -79,12 +90,6 @@ def stage(dest: Path, version: str) -> Path:
     shutil.copytree(ROOT / "module_utils", plugins / "module_utils", ignore=IGNORE)
     for kind in ("action", "callback", "doc_fragments"):
         shutil.copytree(ROOT / "plugins" / kind, plugins / kind, ignore=IGNORE)
-    for role_plugins in sorted((top / "roles").glob("*/action_plugins")):
-        for src in sorted(role_plugins.glob("*.py")):
-            if (plugins / "action" / src.name).exists():
-                raise SystemExit(f"{src}: an action plugin of that name is already in plugins/action")
-            shutil.move(str(src), plugins / "action" / src.name)
-        shutil.rmtree(role_plugins)
     for path in sorted(plugins.rglob("*.py")):
         path.write_text(rewrite_python(path.read_text(encoding="utf-8"), utils, fragments), encoding="utf-8")
     (top / "meta").mkdir()

@@ -3,10 +3,15 @@ file and simulator of the project (a component added or renamed without the map 
 
 from __future__ import annotations
 
+import configparser
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from build_collection import role_plugin_dirs  # noqa: E402
+
 MAP = ROOT / "docs" / "components.md"
 COMMON_VARS = "inventories/common/group_vars/all"
 SITE_VARS = ("inventories/production/group_vars/all", "inventories/lab/group_vars/all")
@@ -43,7 +48,6 @@ def test_the_map_names_every_component_file():
     expected = [f"roles/{p.name}" for p in sorted((ROOT / "roles").iterdir()) if p.is_dir()]
     expected += [str(p.relative_to(ROOT)) for folder in ("library", "module_utils", "plugins/action")
                  for p in sorted((ROOT / folder).glob("*.py")) if p.name != "__init__.py"]
-    expected += [str(p.relative_to(ROOT)) for p in sorted((ROOT / "roles").glob("*/action_plugins/*.py"))]
     expected += [f"lab/{p.name}" for p in sorted((ROOT / "lab").glob("*_sim")) if p.is_dir()]
     expected += [str(p.relative_to(ROOT)) for p in sorted((ROOT / "playbooks").glob("*.yml"))]
     unmapped = [path for path in expected if path not in spans]
@@ -56,3 +60,27 @@ def test_the_check_sees_a_missing_path():
     assert missing("roles/*/meta/no_such_spec.yml")
     assert not missing("roles/*/meta/argument_specs.yml") and not missing("storage_fabric.yml")
     assert named_paths("`Problem`, `python -m lab`, `lab/onefs_sim`, `ngc.yml`") == ["lab/onefs_sim", "ngc.yml"]
+
+
+def test_controller_plugins_live_in_one_tree():
+    """Modules in library/, shared code in module_utils/, every other plugin in plugins/<kind>/, each folder named
+    in ansible.cfg: no role carries library/, module_utils/ or *_plugins/ of its own (the collection build
+    refuses one too)."""
+    assert role_plugin_dirs(ROOT / "roles") == []
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "ansible.cfg")
+    configured = {key: cfg.get("defaults", key) for key in cfg.options("defaults")
+                  if key in ("library", "module_utils") or key.endswith("_plugins")}
+    kinds = sorted(p.name for p in (ROOT / "plugins").iterdir() if p.is_dir() and p.name != "__pycache__")
+    expected = {"library": "library", "module_utils": "module_utils",
+                **{f"{'doc_fragment' if k == 'doc_fragments' else k}_plugins": f"plugins/{k}" for k in kinds}}
+    assert configured == expected
+
+
+def test_the_one_tree_check_sees_a_role_plugin(tmp_path):
+    for folder in ("a/action_plugins", "b/library", "c/filter_plugins", "d/module_utils", "e/tasks", "e/molecule"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "library").write_text("a file, not a folder")
+    assert [str(p.relative_to(tmp_path)) for p in role_plugin_dirs(tmp_path)] == [
+        "a/action_plugins", "b/library", "c/filter_plugins", "d/module_utils"]

@@ -2,7 +2,8 @@
 (onefs_api for the powerscale_* modules, mlnxos_api for the mlnxos_* modules), and each module's documentation
 (its own options plus the fragment's) matches the argument_spec it accepts: names, types, elements, required,
 defaults, choices, suboptions. ansible-doc, run the way an engineer runs it, must resolve the fragment through
-ansible.cfg. Secrets are no_log, and TLS (and SSH host keys) are verified unless the inventory opts out."""
+ansible.cfg. Secrets are no_log, and TLS (and SSH host keys) are verified unless the inventory opts out.
+The three API families (OneFS, MLNX-OS, NVUE) name their connection options alike; older names stay as aliases."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.mlnxos_client import CONNECTION_ARGUMENT_SPEC as MLNXOS_SPEC
 from ansible.module_utils.onefs import ONEFS_ARGUMENT_SPEC
 
@@ -37,7 +39,7 @@ FAMILIES = (
     Family("onefs_api", ONEFS_ARGUMENT_SPEC,
            ("powerscale_nfs_export", "powerscale_quota", "powerscale_directory", "powerscale_info",
             "powerscale_network_pool", "powerscale_access"), "api_password", ("validate_certs",)),
-    Family("mlnxos_api", MLNXOS_SPEC, ("mlnxos_fabric", "mlnxos_facts"), "password",
+    Family("mlnxos_api", MLNXOS_SPEC, ("mlnxos_fabric", "mlnxos_facts"), "api_password",
            ("validate_certs", "ssh_host_key_checking")),
 )
 MODULES = [pytest.param(f, m, id=m) for f in FAMILIES for m in f.modules]
@@ -60,7 +62,7 @@ def _spec_mismatches(where: str, documented: dict[str, Any], accepted: dict[str,
     for key in sorted(set(documented) & set(accepted)):
         doc, arg = documented[key], accepted[key]
         for field, fallback in (("type", "str"), ("elements", None), ("default", None), ("choices", None),
-                                ("required", False)):
+                                ("required", False), ("aliases", None)):
             if doc.get(field, fallback) != arg.get(field, fallback):
                 problems.append(f"{where}.{key}: {field} documented {doc.get(field, fallback)!r}, "
                                 f"accepted {arg.get(field, fallback)!r}")
@@ -106,3 +108,48 @@ def test_ansible_doc_resolves_the_fragment(family, name):
         assert options.get(key) == documented, f"ansible-doc {name}: option {key} is not the fragment's"
     module_options = yaml.safe_load(importlib.import_module(name).DOCUMENTATION)["options"]
     assert set(options) == set(fragment) | set(module_options)
+
+
+# One connection vocabulary for the three API families; the names each used before are aliases.
+CONNECTION_OPTIONS = ("api_host", "api_port", "api_user", "api_password", "validate_certs", "ca_path", "timeout")
+FORMER_NAMES = {
+    "onefs": {"api_timeout": "timeout"},
+    "mlnxos": {"username": "api_user", "password": "api_password"},
+    "nvue": {"host": "api_host", "port": "api_port", "user": "api_user", "password": "api_password",
+             "request_timeout": "timeout"},
+}
+
+
+def _connection_specs() -> dict[str, dict[str, dict[str, Any]]]:
+    return {"onefs": ONEFS_ARGUMENT_SPEC, "mlnxos": MLNXOS_SPEC,
+            "nvue": importlib.import_module("nvue_fabric").argument_spec()}
+
+
+@pytest.mark.parametrize("family", sorted(FORMER_NAMES))
+def test_api_families_share_the_connection_vocabulary(family):
+    spec = _connection_specs()[family]
+    assert [name for name in CONNECTION_OPTIONS if name not in spec] == [], f"{family} lacks connection options"
+    assert spec["api_password"]["no_log"] is True and spec["validate_certs"]["default"] is True
+    assert spec["timeout"]["type"] == "int"
+
+
+@pytest.mark.parametrize("family", sorted(FORMER_NAMES))
+def test_former_option_names_still_work(family):
+    """A task written with the old names (a site's own playbook) gets the same values under the new ones."""
+    spec = _connection_specs()[family]
+    old = {former: 7 if spec[new]["type"] == "int" else f"value of {former}"
+           for former, new in FORMER_NAMES[family].items()}
+    required = {name: "x" for name, option in spec.items() if option.get("required") and name not in
+                FORMER_NAMES[family].values()}
+    if family == "nvue":
+        required["plan"] = {}
+    result = ArgumentSpecValidator(spec).validate({**required, **old})
+    assert result.error_messages == []
+    for former, new in FORMER_NAMES[family].items():
+        assert result.validated_parameters[new] == old[former], (family, former, new)
+
+
+def test_nvue_fabric_documents_its_argument_spec():
+    """nvue_fabric has no fragment (one module in its family): its own documentation matches its spec."""
+    module = importlib.import_module("nvue_fabric")
+    assert _spec_mismatches("nvue_fabric", yaml.safe_load(module.DOCUMENTATION)["options"], module.argument_spec()) == []

@@ -3,12 +3,14 @@ every custom module documents itself, and the linters report nothing."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from validation.inventory_layers import inventory_args
 
@@ -70,6 +72,78 @@ def test_module_documents_itself(module):
     assert '"doc"' in proc.stdout and '"examples"' in proc.stdout and '"return"' in proc.stdout, (
         f"{module}: DOCUMENTATION, EXAMPLES and RETURN are all required"
     )
+
+
+SUPPORT = {"full", "partial", "none", "N/A"}
+
+
+def _documentation(module: str) -> dict:
+    text = (ROOT / "library" / f"{module}.py").read_text()
+    block = re.search(r'^DOCUMENTATION = r?"""\n(.*?)^"""', text, re.S | re.M)
+    assert block, f"{module}: no DOCUMENTATION string"
+    return yaml.safe_load(block.group(1))
+
+
+def _seealso_module_exists(name: str) -> bool:
+    """A module of this bundle (library/), of ansible.builtin, or of an installed collection (ns.coll.name)."""
+    if "." not in name:
+        return (ROOT / "library" / f"{name}.py").is_file()
+    parts = name.split(".")
+    if len(parts) != 3:
+        return False
+    namespace, collection, short = parts
+    if (namespace, collection) == ("ansible", "builtin"):
+        return importlib.util.find_spec(f"ansible.modules.{short}") is not None
+    try:
+        return importlib.util.find_spec(f"ansible_collections.{namespace}.{collection}.plugins.modules.{short}") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _seealso_problems(module: str, seealso: list) -> list[str]:
+    problems = []
+    for entry in seealso:
+        if not isinstance(entry, dict):
+            problems.append(f"{module}: seealso entry {entry!r} is not a mapping")
+        elif "module" in entry:
+            if not _seealso_module_exists(str(entry["module"])):
+                problems.append(f"{module}: seealso names module {entry['module']!r}, which is neither in library/ "
+                                "nor in ansible.builtin or an installed collection")
+        elif {"name", "link", "description"} <= set(entry):
+            link = str(entry["link"])
+            if not link.startswith("https://") and not (ROOT / link).is_file():
+                problems.append(f"{module}: seealso link {link!r} is neither an https URL nor a file of this repository")
+        else:
+            problems.append(f"{module}: seealso entry {entry!r} needs module, or name + link + description")
+    return problems
+
+
+@pytest.mark.parametrize("module", _custom_modules())
+def test_module_declares_attributes_and_seealso(module):
+    """Every module states its check mode and diff mode support (and AnsibleModule's supports_check_mode agrees
+    with the check mode claim), and points to its related modules: seealso entries that resolve."""
+    doc = _documentation(module)
+    attributes = doc.get("attributes") or {}
+    for key in ("check_mode", "diff_mode"):
+        assert attributes.get(key, {}).get("support") in SUPPORT, (
+            f"{module}: attributes.{key}.support must be one of {sorted(SUPPORT)}, got {attributes.get(key)!r}")
+    code = (ROOT / "library" / f"{module}.py").read_text()
+    if "AnsibleModule(" in code:
+        declared = re.search(r"supports_check_mode\s*=\s*True", code) is not None
+        claimed = attributes["check_mode"]["support"] in ("full", "partial")
+        assert declared == claimed, (f"{module}: attributes.check_mode.support is "
+                                     f"{attributes['check_mode']['support']!r} but supports_check_mode={declared}")
+    seealso = doc.get("seealso")
+    assert isinstance(seealso, list) and seealso, f"{module}: DOCUMENTATION has no seealso list"
+    assert _seealso_problems(module, seealso) == []
+
+
+def test_seealso_check_catches_unknown_modules_and_dead_links():
+    assert _seealso_problems("m", [{"module": "powerscale_info"}, {"module": "ansible.builtin.copy"},
+                                   {"name": "x", "link": "roles/powerscale/README.md", "description": "d"}]) == []
+    bad = [{"module": "powerscale_nothing"}, {"module": "ansible.builtin.no_such"}, {"module": "no.such_collection.x"},
+           {"name": "x", "link": "roles/none/README.md", "description": "d"}, {"name": "x"}, "m"]
+    assert len(_seealso_problems("m", bad)) == len(bad)
 
 
 def test_ansible_lint_production_profile_is_clean():

@@ -24,14 +24,16 @@ options:
     description: SSH port of the CLI (used with I(transport=cli) or I(cli_fallback=true)).
     type: int
     default: 22
-  username:
+  api_user:
     description: Management user.
     type: str
     required: true
-  password:
-    description: Password of I(username). Never logged, never returned.
+    aliases: [username]
+  api_password:
+    description: Password of I(api_user). Never logged, never returned.
     type: str
     required: true
+    aliases: [password]
   transport:
     description: C(json) for the MLNX-OS JSON API over HTTPS, C(cli) for the SSH CLI.
     type: str

@@ -36,10 +36,11 @@ options:
   ca_path:
     description: PEM bundle of the CA that signs the cluster's certificate (default is the system store).
     type: path
-  api_timeout:
+  timeout:
     description: Seconds to wait for one HTTP request.
     type: int
     default: 30
+    aliases: [api_timeout]
   api_retries:
     description: Retries after an HTTP 5xx answer or a connection error (never after a 4xx).
     type: int

@@ -7,6 +7,7 @@ import copy
 import pytest
 from ansible.module_utils.dgx_nfs import (
     DesiredMount,
+    check_mounts,
     compare_live,
     describe,
     desired_mount,
@@ -16,7 +17,6 @@ from ansible.module_utils.dgx_nfs import (
     plan_cycles,
     render_options,
     select_server,
-    validate_mounts,
 )
 from dgx_nfs_plan import build_plan
 from dgx_testlib import dgx_hosts, fixture_text, load_group_vars, powerscale_nodes
@@ -38,9 +38,9 @@ def _mount(**changes):
 
 
 @pytest.mark.parametrize("site", ["production", "lab"])
-def test_both_inventories_validate(site):
+def test_both_inventories_pass_the_check(site):
     exports = {e["path"]: e["purpose"] for e in load_group_vars(site, "exports")["powerscale_exports"]}
-    assert validate_mounts("dgx01", load_group_vars(site, "nfs_client")["nfs_mounts"], exports) == []
+    assert check_mounts("dgx01", load_group_vars(site, "nfs_client")["nfs_mounts"], exports) == []
 
 
 def test_lab_and_production_mounts_have_the_same_keys():
@@ -71,7 +71,7 @@ def test_lab_and_production_mounts_have_the_same_keys():
     ],
 )
 def test_bad_entry_is_refused_with_variable_and_fix(changes, variable, fragment):
-    problems = validate_mounts("dgx01", [_mount(**changes)], PROD_EXPORTS)
+    problems = check_mounts("dgx01", [_mount(**changes)], PROD_EXPORTS)
     assert problems, f"{changes} was accepted"
     assert any(p.variable == variable and fragment in p.problem for p in problems), problems
     assert all(p.fix for p in problems)
@@ -80,24 +80,24 @@ def test_bad_entry_is_refused_with_variable_and_fix(changes, variable, fragment)
 def test_soft_scratch_mount_is_allowed_but_not_training():
     scratch = copy.deepcopy(LAB["nfs_mounts"][1])
     scratch["hard"] = False
-    assert validate_mounts("dgx01", [scratch], PROD_EXPORTS) == []
+    assert check_mounts("dgx01", [scratch], PROD_EXPORTS) == []
 
 
 def test_duplicate_mount_point_is_refused():
-    problems = validate_mounts("dgx01", [_mount(), _mount(export="/ifs/data/scratch", purpose="scratch")], PROD_EXPORTS)
+    problems = check_mounts("dgx01", [_mount(), _mount(export="/ifs/data/scratch", purpose="scratch")], PROD_EXPORTS)
     assert any("same mount point" in p.problem for p in problems)
 
 
 def test_missing_typed_field_is_refused():
     entry = _mount()
     del entry["nconnect"]
-    assert [p.variable for p in validate_mounts("dgx01", [entry])] == ["nfs_mounts[0].nconnect"]
+    assert [p.variable for p in check_mounts("dgx01", [entry])] == ["nfs_mounts[0].nconnect"]
 
 
 @pytest.mark.parametrize("option", ["_netdev", "nofail", "x-systemd.automount", "x-systemd.mount-timeout=30",
                                     "actimeo=60", "sec=krb5p", "lookupcache=positive", "noatime"])
 def test_supported_extra_options_pass(option):
-    assert validate_mounts("dgx01", [_mount(extra_options=[option])]) == []
+    assert check_mounts("dgx01", [_mount(extra_options=[option])]) == []
 
 
 # ------------------------------------------------------------------------------------------ servers
@@ -332,11 +332,11 @@ def test_live_module_check_mode_reports_a_blocked_nconnect_change(tmp_path):
 def test_differing_nconnect_on_one_server_is_refused():
     mounts = copy.deepcopy(LAB["nfs_mounts"])
     mounts[1]["nconnect"] = 2
-    problems = validate_mounts("dgx01", mounts, PROD_EXPORTS)
+    problems = check_mounts("dgx01", mounts, PROD_EXPORTS)
     assert [p.variable for p in problems] == ["nfs_mounts[1].nconnect"]
     assert "one NFS client" in problems[0].problem and problems[0].fix == "set nconnect: 4 on both"
     mounts[1]["vers"] = "4.1"  # another version is another client: allowed
-    assert validate_mounts("dgx01", mounts, PROD_EXPORTS) == []
+    assert check_mounts("dgx01", mounts, PROD_EXPORTS) == []
 
 
 def _cycles(desired, text):

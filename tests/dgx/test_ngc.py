@@ -11,10 +11,10 @@ import tarfile
 import pytest
 from ansible.module_utils.dgx_ngc import (
     NgcImage,
+    check_image,
+    check_mirror,
     digest_matches,
     image_from_entry,
-    validate_image,
-    validate_mirror,
 )
 from dgx_ngc_plan import build_plan
 from dgx_testlib import load_group_vars
@@ -45,13 +45,13 @@ def _params(ngc: dict, **changes) -> dict:
     ],
 )
 def test_bad_image_entries_are_refused(entry, variable, fragment):
-    problems = validate_image("dgx01", entry, "img", "nvcr.io")
+    problems = check_image("dgx01", entry, "img", "nvcr.io")
     assert any(p.variable == variable and fragment in p.problem for p in problems), problems
 
 
 def test_good_entry_and_references():
     entry = {"name": "nvcr.io/nvidia/pytorch", "tag": "24.05-py3", "digest": DIGEST, "purpose": "validation"}
-    assert validate_image("dgx01", entry, "img", "nvcr.io") == []
+    assert check_image("dgx01", entry, "img", "nvcr.io") == []
     image = image_from_entry(entry)
     assert image.tagged == "nvcr.io/nvidia/pytorch:24.05-py3"
     assert image.pinned == f"nvcr.io/nvidia/pytorch:24.05-py3@{DIGEST}"
@@ -67,10 +67,10 @@ def test_digest_matching_uses_the_repository_it_came_from():
     assert not digest_matches([], "registry.lab:15000/nvidia/pytorch", DIGEST)
 
 
-def test_mirror_validation():
-    assert validate_mirror("dgx01", {"enabled": False, "registry": ""}) == []
-    assert validate_mirror("dgx01", {"enabled": True, "registry": "https://registry.lab"})[0].variable == "ngc_mirror.registry"
-    assert validate_mirror("dgx01", {"enabled": True, "registry": "registry.lab:15000"}) == []
+def test_mirror_check():
+    assert check_mirror("dgx01", {"enabled": False, "registry": ""}) == []
+    assert check_mirror("dgx01", {"enabled": True, "registry": "https://registry.lab"})[0].variable == "ngc_mirror.registry"
+    assert check_mirror("dgx01", {"enabled": True, "registry": "registry.lab:15000"}) == []
 
 
 def test_lab_plan_pulls_from_the_mirror_by_digest_and_retags_to_nvcr():

@@ -56,8 +56,8 @@ EXPECTED = {
     "dgx_host": {"dgx01": "dgx_model=dgx-h100", "dgx02": "storage_nics is empty", "dgx03": "dgx_model=dgx-a100-40g"},
 }
 FIRST_TASK = {
-    "dgx_nfs": "dgx_nfs : Plan and validate the NFS mounts of this DGX (controller side, before any change)",
-    "ngc": "ngc : Plan and validate the NGC images (controller side, before any change)",
+    "dgx_nfs": "dgx_nfs : Plan and check the NFS mounts of this DGX (controller side, before any change)",
+    "ngc": "ngc : Plan and check the NGC images (controller side, before any change)",
     "dgx_host": "dgx_host : Check the readiness expectations of this node's model",
 }
 

@@ -161,7 +161,7 @@ def cli_for(case: Bad) -> CannedCli:
 
 
 def desired() -> fabric.DesiredState:
-    state, errors = fabric.validate_desired(yaml.safe_load((DECLARED / "declared.yml").read_text()))
+    state, errors = fabric.check_desired(yaml.safe_load((DECLARED / "declared.yml").read_text()))
     assert not errors, errors
     return state
 

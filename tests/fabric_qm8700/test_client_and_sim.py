@@ -226,7 +226,7 @@ def test_split_port_lifecycle_on_the_simulator(pair, pki):
     switch = Switch(endpoint(pair["qm8700-01"], pki), "json")
     with pytest.raises(MlnxosCommandError, match="must be administratively disabled"):
         switch.run(["interface ib 1/30 module-type qsfp-split-2 force"])
-    desired, errors = fabric.validate_desired({"ports": [{"range": "1/30", "speed": "hdr", "split": "2"}]})
+    desired, errors = fabric.check_desired({"ports": [{"range": "1/30", "speed": "hdr", "split": "2"}]})
     assert errors == []
     live = fabric.read_live_state(switch.run)
     assert live.system_profile == "ib split-ready"
@@ -314,7 +314,7 @@ def test_a_rename_while_the_sm_runs_moves_the_priority_to_the_new_node_name(pair
     sim = pair["qm8700-01"]
     switch = Switch(endpoint(sim, pki), "json")
     switch.run(["hostname qm8700-01", "ib sm sm-priority 15", "ib sm"])
-    desired, _ = fabric.validate_desired({"hostname": "qm8700-a", "sm": {"enabled": True, "priority": 15}})
+    desired, _ = fabric.check_desired({"hostname": "qm8700-a", "sm": {"enabled": True, "priority": 15}})
     todo = fabric.plan(desired, fabric.read_live_state(switch.run))
     assert todo.commands == ["hostname qm8700-a", "ib sm sm-priority 15"]
     switch.run(todo.commands)

@@ -14,7 +14,7 @@ def desired_from_inventory(**changes):
               "ports": cf["qm8700_ports"], "partitions": cf["qm8700_partitions"],
               "ntp_servers": cf["qm8700_ntp_servers"], "syslog_servers": cf["qm8700_syslog_servers"]}
     params.update(changes)
-    return fabric.validate_desired(params)
+    return fabric.check_desired(params)
 
 
 def live_state(**changes) -> fabric.LiveState:

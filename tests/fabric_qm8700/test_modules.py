@@ -1,4 +1,4 @@
-"""The modules in-process (AnsibleModule with patched arguments): validation before any connection, check mode."""
+"""The modules in-process (AnsibleModule with patched arguments): the input check before any connection, check mode."""
 
 from __future__ import annotations
 
@@ -23,12 +23,13 @@ def connection(sim, pki) -> dict:
             "password": PASSWORD, "ca_path": str(pki.ca), "name": sim.name}
 
 
-def test_validate_only_reports_every_problem_without_connecting(capsys):
+@pytest.mark.parametrize("option", ["check_only", "validate_only"])  # validate_only: the old name, an alias
+def test_check_only_reports_every_problem_without_connecting(capsys, option):
     result = run_module(mlnxos_fabric, {
-        "api_host": "192.0.2.1", "username": "admin", "password": "", "validate_only": True, "name": "qm8700-02",
+        "api_host": "192.0.2.1", "username": "admin", "password": "", option: True, "name": "qm8700-02",
         "ports": [{"range": "1/0"}], "partitions": [{"name": "Default", "pkey": "0x7ffe"}],
         "sm_peers": [["qm8700-01", "master", 15], ["qm8700-02", "master", 14]],
-        "input_names": {"ports": "qm8700_ports", "partitions": "qm8700_partitions", "password": "qm8700_api_password"},
+        "input_names": {"ports": "qm8700_ports", "partitions": "qm8700_partitions", "api_password": "qm8700_api_password"},
     }, capsys)
     assert result["failed"] and result["msg"].startswith("qm8700-02 (192.0.2.1): invalid input, nothing was sent")
     assert [e.split(" ")[0] for e in result["errors"]] == [

@@ -141,7 +141,7 @@ def test_the_simulator_prints_the_real_shapes(tmp_path):
 def test_a_switch_in_its_declared_state_parses_and_plans_no_change(directory):
     live = fabric.read_live_state(corpus_run(directory))
     declared = yaml.safe_load((directory / "declared.yml").read_text())
-    desired, errors = fabric.validate_desired(declared)
+    desired, errors = fabric.check_desired(declared)
     assert errors == []
     result = fabric.plan(desired, live)
     assert (result.commands, result.problems) == ([], [])
@@ -179,7 +179,7 @@ def test_the_simulator_prints_the_constructed_shapes(tmp_path, release):
 def test_the_simulator_is_read_by_the_parsers_on_each_release(release):
     with tempfile.TemporaryDirectory() as tmp:
         switch, session = sim_switch(Path(tmp), release, SPLIT_READY_PROFILE)
-        desired, _ = fabric.validate_desired({
+        desired, _ = fabric.check_desired({
             "hostname": "qm8700-01", "sm": {"enabled": True, "priority": 15},
             "ports": [{"range": "1/1-1/2", "speed": "hdr"}, {"range": "1/3", "speed": "hdr100", "split": "2"}]})
 

@@ -188,7 +188,7 @@ def test_unmanaged_exports_are_never_touched_and_prune_removes_only_marked_ones(
 def test_bad_quota_stops_before_any_request(sim, pki, tmp_path):
     run = run_playbook(tmp_path, PLAYBOOK, inventory=inventory(sim, pki, quota_soft=999999999999))
     assert run.rc != 0
-    failed = run.result("Validate | quota thresholds")
+    failed = run.result("Check | quota thresholds")
     text = json.dumps(failed)
     assert "/ifs/data/scratch" in text and "must not exceed hard" in text
     assert sim.requests == []

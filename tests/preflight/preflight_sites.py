@@ -27,7 +27,7 @@ def plugin_loader() -> None:
 
 @cache
 def action_plugin() -> ModuleType:
-    path = ROOT / "roles/preflight/action_plugins/preflight_inventory.py"
+    path = ROOT / "plugins/action/preflight_inventory.py"
     spec = importlib.util.spec_from_file_location("preflight_inventory_action", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)

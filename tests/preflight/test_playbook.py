@@ -107,7 +107,7 @@ def test_clear_text_secret_is_found_by_the_collector():
     assert [(s.name, s.state, s.host) for s in states] == [("ngc_api_key", "clear_text", "all")]
 
 
-def test_limited_run_still_validates_the_whole_inventory():
+def test_limited_run_still_checks_the_whole_inventory():
     rc, out, plays = play(*inventory_args("inventories/production"), "-i", "tests/preflight_cases/storage-address-duplicate/hosts.yml",
                           "site.yml", "--limit", "dgx01", "-e", "preflight_offline=true")
     assert rc != 0

@@ -92,7 +92,7 @@ def test_hung_api_ends_at_the_timeout_and_a_post_is_not_repeated(sim, pki, tmp_p
     assert run.rc != 0 and elapsed < BOUND_S, (elapsed, run.stdout[-3000:])
     failed = loop_items(run, EXPORT_TASK)["/ifs/data/scratch"]
     msg = failed["msg"]
-    assert (f"OneFS API POST {EXPORTS} on https://127.0.0.1:{sim.port}: no answer within api_timeout=2s "
+    assert (f"OneFS API POST {EXPORTS} on https://127.0.0.1:{sim.port}: no answer within timeout=2s "
             "(powerscale_api_timeout_s), 1 attempt(s)") in msg, msg
     assert "a POST is not repeated: the cluster may have carried it out" in msg and "run the storage stage" in msg
     # sent once, not three times: a repeated POST could create a second export of the same path
@@ -114,7 +114,7 @@ def test_hung_api_read_is_retried_within_the_bound_then_fails_clearly(sim, pki):
         raise AssertionError("a hung API answered")
     elapsed = time.monotonic() - start
     assert worst_case_seconds(conn) == 3.3 and elapsed < worst_case_seconds(conn) + 2, elapsed
-    assert (f"OneFS API GET /platform/latest on https://127.0.0.1:{sim.port}: no answer within api_timeout=1s "
+    assert (f"OneFS API GET /platform/latest on https://127.0.0.1:{sim.port}: no answer within timeout=1s "
             "(powerscale_api_timeout_s), 3 attempt(s): the cluster took the request and did not answer "
             "(api_retries=2)") in msg
     assert [c for c in client.calls if c[1] == "/platform/latest"] == [("GET", "/platform/latest", None)] * 3

@@ -1,4 +1,4 @@
-"""Action plugin: validate the whole inventory on the controller, before anything touches a target.
+"""Action plugin: check the whole inventory on the controller, before anything touches a target.
 
 Runs on localhost. Reads, through `hostvars`, every variable the stages consume for every host of the groups
 dgx, powerscale, sn3700v and qm8700 plus the group-level (`all`) view, resolves each one on its own (a broken
@@ -28,7 +28,7 @@ def load_module_utils(name: str) -> ModuleType:
     cannot import it by itself; so extend the package path with the configured module_utils paths
     (ansible.cfg), as tests/conftest.py does for the tests."""
     configured = C.config.get_config_value("DEFAULT_MODULE_UTILS_PATH") or []
-    for path in [*configured, str(Path(__file__).resolve().parents[3] / "module_utils")]:
+    for path in [*configured, str(Path(__file__).resolve().parents[2] / "module_utils")]:
         if Path(path, f"{name}.py").is_file() and path not in ansible.module_utils.__path__:
             ansible.module_utils.__path__.append(path)
     return importlib.import_module(f"ansible.module_utils.{name}")

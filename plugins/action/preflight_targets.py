@@ -24,7 +24,7 @@ def load_module_utils(name: str) -> ModuleType:
     """Import ansible.module_utils.<name> from the project's module_utils/ on the controller (see
     preflight_inventory.py for why a controller-side plugin needs this)."""
     configured = C.config.get_config_value("DEFAULT_MODULE_UTILS_PATH") or []
-    for path in [*configured, str(Path(__file__).resolve().parents[3] / "module_utils")]:
+    for path in [*configured, str(Path(__file__).resolve().parents[2] / "module_utils")]:
         if Path(path, f"{name}.py").is_file() and path not in ansible.module_utils.__path__:
             ansible.module_utils.__path__.append(path)
     return importlib.import_module(f"ansible.module_utils.{name}")
