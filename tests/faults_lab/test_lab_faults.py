@@ -54,9 +54,11 @@ VALIDATE_FAST = ["-e", json.dumps({"validation_repeats": 1, "validation_timeout_
 
 
 def stages(*enabled: str) -> list[str]:
-    """-e validation_stages with only these stages enabled: every stage the inventory declares is named (the
-    acceptance thresholds of a stage missing from it are refused by preflight)."""
-    return ["-e", json.dumps({"validation_stages": {s: {"enabled": s in enabled} for s in LAB["validation_stages"]}})]
+    """-e validation_stages with only these stages enabled, and the path baselines: the lab's fio, NCCL and DDP
+    thresholds are fractions of them (without them those thresholds cannot be judged, a FAIL). Every stage the
+    inventory declares is named: preflight refuses the thresholds of a stage missing from the mapping."""
+    wanted = {"paths", *enabled}
+    return ["-e", json.dumps({"validation_stages": {s: {"enabled": s in wanted} for s in LAB["validation_stages"]}})]
 
 
 # Bounds (seconds) of the faulted run of each case, from the start of ansible-playbook to its end. README's table.
