@@ -102,6 +102,23 @@ def test_iperf3_server_start_and_stop_signal_only_the_pid_it_started(tmp_path):
         sleeper.wait()
 
 
+def test_iperf3_server_stop_when_the_daemon_removes_its_own_pid_file(tmp_path):
+    """iperf3 -D -I removes its pid file when SIGTERM ends it: the stop waits for the daemon and does not trip over
+    the file being gone (the fresh-clone CI run of 5471648 failed the paths stage on FileNotFoundError)."""
+    fake = _script(tmp_path / "iperf3", "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -I ] && pidfile=$2; shift; done\n"
+                                         "(trap 'rm -f \"$pidfile\"; sleep 1; exit 0' TERM; while :; do sleep 0.1; done) "
+                                         "</dev/null >/dev/null 2>&1 &\necho $! > \"$pidfile\"\n")
+    pidfile = tmp_path / "srv.pid"
+    p = _runner("--phase", "iperf3-server-start", "--pidfile", str(pidfile), "--port", "5998", "--iperf3", str(fake))
+    assert p.returncode == 0, p.stderr
+    pid = json.loads(p.stdout)["pid"]
+    stop = _runner("--phase", "iperf3-server-stop", "--pidfile", str(pidfile))
+    assert stop.returncode == 0, stop.stderr
+    assert json.loads(stop.stdout) == {"iperf3_server": "stopped", "pid": pid} and not pidfile.exists()
+    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "gone"
+    assert state in ("gone", "Z"), f"the server still runs after the stop: {state}"
+
+
 def test_util_sampler_runs_the_command_and_samples_the_cpu(tmp_path):
     out = tmp_path / "util-dgx01.json"
     p = subprocess.run([sys.executable, str(RUNNERS / "util_sampler.py"), "--out", str(out), "--what", "cpu",

@@ -20,6 +20,7 @@ Python >= 3.8.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -43,11 +44,20 @@ def _pid_of(pidfile: str, comm: str) -> int | None:
         return None
 
 
+def _running(pid: int) -> bool:
+    """Whether pid is a live process (a zombie waiting for its reaper has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def iperf3_server(action: str, pidfile: str, bind: str | None, port: int, iperf3: str) -> int:
     pid = _pid_of(pidfile, "iperf3")
     if action == "start":
         if pid is None:
-            if os.path.exists(pidfile):
+            with contextlib.suppress(FileNotFoundError):
                 os.remove(pidfile)  # stale: its process is gone
             cmd = [iperf3, "-s", "-D", "-p", str(port), "-I", pidfile] + (["-B", bind] if bind else [])
             subprocess.run(cmd, check=True)
@@ -62,7 +72,13 @@ def iperf3_server(action: str, pidfile: str, bind: str | None, port: int, iperf3
         return 0
     if pid is not None:
         os.kill(pid, signal.SIGTERM)
-    if os.path.exists(pidfile):
+        for _ in range(50):  # iperf3 ends (and removes its own pid file) shortly after SIGTERM
+            if not _running(pid):
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)  # still serving after 5 s: its port must be free for the next run
+    with contextlib.suppress(FileNotFoundError):  # the daemon may have removed it itself
         os.remove(pidfile)
     print(json.dumps({"iperf3_server": "stopped", "pid": pid}))
     return 0
