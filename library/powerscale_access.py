@@ -57,7 +57,6 @@ options:
 extends_documentation_fragment:
   - onefs_api
 notes:
-  - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
   - Check mode changes nothing either; the module only reads.
 attributes:
   check_mode:
@@ -65,10 +64,6 @@ attributes:
     details: Read-only (GET requests and the session login and logout).
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: onefs
-    details: The OneFS Platform API, from the control node.
 seealso:
   - module: powerscale_info
   - module: powerscale_network_pool

@@ -41,7 +41,6 @@ options:
 extends_documentation_fragment:
   - onefs_api
 notes:
-  - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
   - "The API user needs ISI_PRIV_NS_IFS_ACCESS and ISI_PRIV_NS_TRAVERSE (RESTful Access to Namespace), and write
     permission on the parent directory or ISI_PRIV_IFS_RESTORE. A directory created through the namespace API
     belongs to the API user: giving it to another owner or group (O(owner), O(group)) needs root or
@@ -53,10 +52,6 @@ attributes:
   diff_mode:
     support: full
     details: Owner, group and mode before and after.
-  platform:
-    support: full
-    platforms: onefs
-    details: The OneFS namespace API, from the control node.
 seealso:
   - module: powerscale_nfs_export
   - module: powerscale_quota

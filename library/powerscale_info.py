@@ -33,18 +33,12 @@ options:
     default: [groupnet0.subnet0]
 extends_documentation_fragment:
   - onefs_api
-notes:
-  - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
 attributes:
   check_mode:
     support: full
     details: Read-only (GET requests and the session login and logout).
   diff_mode:
     support: none
-  platform:
-    support: full
-    platforms: onefs
-    details: The OneFS Platform API, from the control node.
 seealso:
   - module: powerscale_access
   - module: powerscale_nfs_export

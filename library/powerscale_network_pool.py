@@ -81,7 +81,6 @@ options:
 extends_documentation_fragment:
   - onefs_api
 notes:
-  - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
   - The API user needs ISI_PRIV_NETWORK (read-write). O(alloc_method=dynamic) and a second pool in a subnet need
     the SmartConnect Advanced licence; the role checks both before it sends anything.
 attributes:
@@ -91,10 +90,6 @@ attributes:
   diff_mode:
     support: full
     details: The managed pool fields before and after.
-  platform:
-    support: full
-    platforms: onefs
-    details: The OneFS Platform API, from the control node.
 seealso:
   - module: powerscale_info
   - module: powerscale_access

@@ -103,7 +103,6 @@ options:
 extends_documentation_fragment:
   - onefs_api
 notes:
-  - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
   - Check mode and diff mode are supported.
 attributes:
   check_mode:
@@ -112,10 +111,6 @@ attributes:
   diff_mode:
     support: full
     details: The managed export fields before and after.
-  platform:
-    support: full
-    platforms: onefs
-    details: The OneFS Platform API, from the control node.
 seealso:
   - module: powerscale_directory
   - module: powerscale_quota

@@ -57,7 +57,6 @@ options:
 extends_documentation_fragment:
   - onefs_api
 notes:
-  - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
   - Check mode and diff mode are supported.
 attributes:
   check_mode:
@@ -66,10 +65,6 @@ attributes:
   diff_mode:
     support: full
     details: The thresholds before and after.
-  platform:
-    support: full
-    platforms: onefs
-    details: The OneFS Platform API, from the control node.
 seealso:
   - module: powerscale_directory
   - module: powerscale_nfs_export

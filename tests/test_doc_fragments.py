@@ -46,12 +46,16 @@ MODULES = [pytest.param(f, m, id=m) for f in FAMILIES for m in f.modules]
 
 
 def _fragment_options(fragment: str) -> dict[str, Any]:
+    return _fragment_doc(fragment)["options"]
+
+
+def _fragment_doc(fragment: str) -> dict[str, Any]:
     path = ROOT / "plugins" / "doc_fragments" / f"{fragment}.py"
     spec = importlib.util.spec_from_file_location(f"doc_fragment_{fragment}", path)
     assert spec is not None and spec.loader is not None, f"cannot load {path}"
     fragment = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fragment)
-    return yaml.safe_load(fragment.ModuleDocFragment.DOCUMENTATION)["options"]
+    return yaml.safe_load(fragment.ModuleDocFragment.DOCUMENTATION)
 
 
 def _spec_mismatches(where: str, documented: dict[str, Any], accepted: dict[str, Any]) -> list[str]:
@@ -102,10 +106,16 @@ def test_ansible_doc_resolves_the_fragment(family, name):
     proc = subprocess.run([str(VENV_BIN / "ansible-doc"), "-M", "library", "-j", name],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    options = json.loads(proc.stdout)[name]["doc"]["options"]
+    doc = json.loads(proc.stdout)[name]["doc"]
+    options = doc["options"]
     fragment = _fragment_options(family.fragment)
     for key, documented in fragment.items():
         assert options.get(key) == documented, f"ansible-doc {name}: option {key} is not the fragment's"
+    whole = _fragment_doc(family.fragment)
+    for key, documented in (whole.get("attributes") or {}).items():
+        assert doc["attributes"].get(key) == documented, f"ansible-doc {name}: attribute {key} is not the fragment's"
+    for note in whole.get("notes") or []:
+        assert doc["notes"].count(note) == 1, f"ansible-doc {name}: the fragment's note {note!r} is not there once"
     module_options = yaml.safe_load(importlib.import_module(name).DOCUMENTATION)["options"]
     assert set(options) == set(fragment) | set(module_options)
 

@@ -2,7 +2,8 @@
 # Apache License 2.0
 """Documentation fragment: the OneFS Platform API connection options of every powerscale_* module.
 
-A module takes it with ``extends_documentation_fragment: [onefs_api]``; ansible.cfg names plugins/doc_fragments
+The connection options, the note that it runs on the control node and the C(platform) attribute of every
+powerscale_* module live here. A module takes it with ``extends_documentation_fragment: [onefs_api]``; ansible.cfg names plugins/doc_fragments
 as ``doc_fragment_plugins`` so that ansible-doc and every Ansible run find it. The options themselves are accepted
 through ONEFS_ARGUMENT_SPEC in module_utils/onefs.py; tests/powerscale/test_module_docs.py keeps the two in step.
 """
@@ -49,4 +50,11 @@ options:
     description: First pause between retries in seconds; it doubles on each retry (at most 30 s).
     type: float
     default: 1.0
+notes:
+  - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
+attributes:
+  platform:
+    support: full
+    platforms: onefs
+    details: The OneFS Platform API (/platform and /namespace), from the control node.
 """
