@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_sysctl import live_drift, plan, proc_path
+from ansible.module_utils.dgx_sysctl import live_drift, module_pending, plan, proc_path
 
 DOCUMENTATION = r"""
 ---
@@ -21,6 +21,10 @@ description:
   - A key the running kernel does not have (e.g. C(sunrpc.*) before the sunrpc module is loaded) fails the task,
     naming the key, before anything is written.
   - After a write, every key is read back; a value the kernel did not take (clamped or refused) fails the task.
+  - With O(modules), it first reads whether each kernel module is loaded and persistent with its options (as
+    community.general.modprobe with C(persistent=present) writes them). When one is not, it changes nothing and
+    returns it in RV(modules_pending); load it (community.general.modprobe), then call this module again. A
+    converged node costs one call, where a modprobe task before it would cost two.
 version_added: "0.1.0"
 author: powerscale-dgx-ra
 options:
@@ -32,6 +36,12 @@ options:
     description: The sysctl.d file that holds the settings at boot (created with mode 0644 if absent).
     type: path
     required: true
+  modules:
+    description:
+      - Kernel modules the keys need (e.g. C(sunrpc) for C(sunrpc.*)), each with the options it must load with
+        (C(key=value) separated by spaces, empty for none).
+    type: dict
+    default: {}
 attributes:
   check_mode:
     support: full
@@ -67,6 +77,12 @@ live_changed:
   description: The keys set in the running kernel, each with C(before) and C(after).
   type: dict
   returned: always
+modules_pending:
+  description: The modules of O(modules) that are not loaded and persistent with their options, each with why.
+    When it is not empty, nothing was read or changed.
+  type: dict
+  returned: always
+  sample: {sunrpc: ["sunrpc is not loaded"]}
 """
 
 
@@ -96,6 +112,23 @@ def _read_live(module: AnsibleModule, keys: list[str]) -> dict[str, str]:
     return live
 
 
+def _texts(directory: str) -> dict[str, str]:
+    """The files of a directory (path -> text); a missing directory has none."""
+    if not os.path.isdir(directory):
+        return {}
+    paths = (os.path.join(directory, name) for name in sorted(os.listdir(directory)))
+    return {p: _read(p) for p in paths if os.path.isfile(p)}
+
+
+def _modules_pending(modules: dict[str, str]) -> dict[str, list[str]]:
+    if not modules:
+        return {}
+    load_d, modprobe_d = _texts("/etc/modules-load.d"), _texts("/etc/modprobe.d")
+    pending = {name: module_pending(name, str(params or ""), os.path.isdir(f"/sys/module/{name}"), load_d, modprobe_d)
+               for name, params in modules.items()}
+    return {name: why for name, why in pending.items() if why}
+
+
 def _write_file(module: AnsibleModule, path: str, text: str) -> None:
     tmp = f"{path}.dgx_sysctl.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -109,11 +142,15 @@ def main() -> None:
         argument_spec={
             "settings": {"type": "dict", "required": True},
             "file": {"type": "path", "required": True},
+            "modules": {"type": "dict", "default": {}},
         },
         supports_check_mode=True,
     )
     settings = {str(k): v for k, v in module.params["settings"].items()}
     path = module.params["file"]
+    pending = _modules_pending({str(k): v for k, v in module.params["modules"].items()})
+    if pending:
+        module.exit_json(changed=False, file_changed=False, live_changed={}, modules_pending=pending)
     existing = _read(path) if os.path.exists(path) else None
     live = _read_live(module, list(settings))
     todo = plan(existing, live, settings)
@@ -121,6 +158,7 @@ def main() -> None:
         "changed": todo.changed,
         "file_changed": todo.file_text is not None,
         "live_changed": {k: {"before": b, "after": a} for k, (b, a) in todo.live.items()},
+        "modules_pending": {},
         "diff": [
             {"before_header": path, "after_header": path, "before": existing or "", "after": todo.file_text
              if todo.file_text is not None else existing or ""},

@@ -63,3 +63,36 @@ def plan(existing: str | None, live: dict[str, str], settings: dict[str, object]
     text = render_file(existing or "", settings)
     return SysctlPlan(file_text=None if existing is not None and text == existing else text,
                       live=live_drift(live, settings))
+
+
+# Kernel modules that provide sysctl keys (sunrpc for sunrpc.*). Read as community.general.modprobe reads them
+# (its `persistent: present` writes /etc/modules-load.d/<name>.conf and `options <name> <k=v>` lines in
+# /etc/modprobe.d/<name>.conf), so that a node it converged reads as converged here and the other way round.
+
+
+def _module_line(name: str, line: str) -> bool:
+    return line.split("#", 1)[0].split(";", 1)[0].strip() == name
+
+
+def _option_values(name: str, line: str) -> set[str]:
+    fields = line.split("#", 1)[0].split(";", 1)[0].split()
+    if len(fields) < 3 or fields[0] != "options" or fields[1] != name:
+        return set()
+    return {f for f in fields[2:] if "=" in f}
+
+
+def module_pending(name: str, params: str, loaded: bool, modules_load: dict[str, str],
+                   modprobe_d: dict[str, str]) -> list[str]:
+    """Why kernel module ``name`` is not yet loaded and persistent with ``params`` (empty: nothing to do).
+
+    ``modules_load`` and ``modprobe_d`` are the texts of the files under /etc/modules-load.d and /etc/modprobe.d
+    (path -> text); ``loaded`` says whether the running kernel has the module (/sys/module/<name>)."""
+    reasons = []
+    if not loaded:
+        reasons.append(f"{name} is not loaded")
+    if not any(_module_line(name, line) for text in modules_load.values() for line in text.splitlines()):
+        reasons.append(f"{name} is not in /etc/modules-load.d (not loaded at boot)")
+    permanent = {v for text in modprobe_d.values() for line in text.splitlines() for v in _option_values(name, line)}
+    if permanent != set(params.split()):
+        reasons.append(f"/etc/modprobe.d gives {name} options {sorted(permanent)}, wanted {sorted(params.split())}")
+    return reasons

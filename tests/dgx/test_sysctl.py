@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ansible.module_utils.dgx_sysctl import normalize, plan, proc_path, render_file
+from ansible.module_utils.dgx_sysctl import module_pending, normalize, plan, proc_path, render_file
 
 WANT = {"net.core.rmem_max": 268435456, "net.ipv4.tcp_rmem": "4096 87380 134217728"}
 LIVE_OK = {"net.core.rmem_max": "268435456\n", "net.ipv4.tcp_rmem": "4096\t87380\t134217728\n"}
@@ -56,3 +56,29 @@ def test_proc_path(key, path):
 def test_proc_path_refuses_escapes(key):
     with pytest.raises(ValueError, match="not a valid name"):
         proc_path(key)
+
+
+# The files exactly as community.general.modprobe (persistent: present) writes them: create_module_file and
+# module_options_file_content of plugins/modules/modprobe.py (community.general in the pinned ansible package).
+MODPROBE_LOAD = {"/etc/modules-load.d/sunrpc.conf": "sunrpc\n"}
+MODPROBE_OPTIONS = {"/etc/modprobe.d/sunrpc.conf": "options sunrpc tcp_slot_table_entries=128\n"}
+
+
+def test_module_converged_by_community_modprobe_is_not_pending():
+    assert module_pending("sunrpc", "tcp_slot_table_entries=128", True, MODPROBE_LOAD, MODPROBE_OPTIONS) == []
+
+
+def test_module_not_loaded_or_not_persistent_or_other_options_is_pending():
+    assert module_pending("sunrpc", "tcp_slot_table_entries=128", False, MODPROBE_LOAD, MODPROBE_OPTIONS) == [
+        "sunrpc is not loaded"]
+    assert module_pending("sunrpc", "tcp_slot_table_entries=128", True, {}, MODPROBE_OPTIONS) == [
+        "sunrpc is not in /etc/modules-load.d (not loaded at boot)"]
+    commented = {"/etc/modules-load.d/sunrpc.conf": "# sunrpc\n"}
+    assert module_pending("sunrpc", "tcp_slot_table_entries=128", True, commented, MODPROBE_OPTIONS)
+    other = {"/etc/modprobe.d/sunrpc.conf": "options sunrpc tcp_slot_table_entries=16\n"}
+    assert module_pending("sunrpc", "tcp_slot_table_entries=128", True, MODPROBE_LOAD, other) == [
+        "/etc/modprobe.d gives sunrpc options ['tcp_slot_table_entries=16'], wanted ['tcp_slot_table_entries=128']"]
+    # an option line of another module, or a commented one, does not count
+    foreign = {"/etc/modprobe.d/x.conf": "options nfs tcp_slot_table_entries=128\n#options sunrpc a=1\n"}
+    assert module_pending("sunrpc", "", True, MODPROBE_LOAD, foreign) == []
+    assert module_pending("sunrpc", "tcp_slot_table_entries=128", True, MODPROBE_LOAD, foreign)
