@@ -11,6 +11,7 @@ from ansible.module_utils.host_state import (
     file_drift,
     missing_packages,
     parse_dpkg_status,
+    parse_image_inspect,
     see_file,
     service_drift,
 )
@@ -57,6 +58,15 @@ options:
       owner: {description: Owner name., type: str}
       group: {description: Group name., type: str}
       mode: {description: Octal mode as a string (C("0644"))., type: str}
+  docker_images:
+    description:
+      - Image names (C(repository:tag)) to read with C(docker image inspect), in the same call.
+      - They are read only where the docker CLI is installed; RV(docker_images) is then null and
+        RV(docker_images_unread) says why, and the role reads them with M(community.docker.docker_image_info)
+        after installing docker.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     support: full
@@ -72,6 +82,7 @@ seealso:
   - module: ansible.builtin.copy
   - module: dgx_nfs_plan
   - module: dgx_ngc_plan
+  - module: community.docker.docker_image_info
 """
 
 EXAMPLES = r"""
@@ -104,6 +115,17 @@ files_drift:
   description: Each path that differs, with the reasons.
   type: dict
   returned: always
+docker_images:
+  description:
+    - The images of O(docker_images) that exist, as the Engine API inspects them (the same objects as
+      M(community.docker.docker_image_info) returns in C(images)); null when they could not be read.
+  type: list
+  elements: dict
+  returned: always
+docker_images_unread:
+  description: Why O(docker_images) could not be read (empty when they were, or none were asked for).
+  type: str
+  returned: always
 in_sync:
   description: Nothing differs.
   type: bool
@@ -126,6 +148,16 @@ def _systemctl(module: AnsibleModule, verb: str, unit: str) -> str:
     return out.strip() or err.strip()
 
 
+def _docker_images(module: AnsibleModule, names: list[str]) -> tuple[list[dict] | None, str]:
+    if not names:
+        return [], ""
+    docker = module.get_bin_path("docker")
+    if docker is None:
+        return None, "the docker CLI is not installed"
+    rc, out, err = module.run_command([docker, "image", "inspect", *names])
+    return parse_image_inspect(rc, out, err)
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -141,6 +173,7 @@ def main() -> None:
                 "owner": {"type": "str"},
                 "group": {"type": "str"},
                 "mode": {"type": "str"}}},
+            "docker_images": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
@@ -159,8 +192,9 @@ def main() -> None:
         drift = file_drift(want, see_file(want.path, want.sha1 is not None))
         if drift:
             files[want.path] = drift
+    images, unread = _docker_images(module, module.params["docker_images"])
     module.exit_json(changed=False, packages_missing=missing, services_drift=services, files_drift=files,
-                     in_sync=not (missing or services or files))
+                     docker_images=images, docker_images_unread=unread, in_sync=not (missing or services or files))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ The formats read:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 
@@ -144,3 +145,25 @@ def see_file(path: str, want_sha1: bool) -> FileSeen:
     return FileSeen(kind=kind, sha1=sha1_of(path) if kind == "file" and want_sha1 else None,
                     owner=_name(pwd.getpwuid, st.st_uid), group=_name(grp.getgrgid, st.st_gid),
                     mode=stat.S_IMODE(st.st_mode))
+
+
+NO_SUCH_IMAGE = "No such image:"
+
+
+def parse_image_inspect(rc: int, out: str, err: str) -> tuple[list[dict] | None, str]:
+    """The images ``docker image inspect NAME...`` found, as the Engine API's inspect objects (what
+    community.docker.docker_image_info returns as ``images``), or None and why they could not be read.
+
+    The CLI prints a JSON array of the images it found and, for each name it did not, a line on stderr
+    ("Error: No such image: X" up to Docker 20.10, "Error response from daemon: No such image: X:latest" since),
+    and exits 1 (tests/fixtures/docker/real). Any other error (no daemon, no permission) is not an answer."""
+    unexplained = [line for line in err.splitlines() if line.strip() and NO_SUCH_IMAGE not in line]
+    if rc not in (0, 1) or (rc == 1 and (unexplained or not err.strip())):
+        return None, (err.strip() or out.strip() or f"exit status {rc}")[:400]
+    try:
+        found = json.loads(out or "[]")
+    except ValueError as exc:
+        return None, f"docker image inspect printed no JSON array ({exc})"
+    if not isinstance(found, list) or not all(isinstance(i, dict) for i in found):
+        return None, "docker image inspect printed no JSON array of objects"
+    return found, ""

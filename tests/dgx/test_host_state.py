@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from ansible.module_utils.host_state import (
     missing_packages,
     package_installed,
     parse_dpkg_status,
+    parse_image_inspect,
     see_file,
     service_drift,
 )
@@ -114,7 +116,8 @@ def test_module_reads_this_machine(tmp_path):
         {"host_state": {"packages": ["bash", "nosuchpkg-xyz"],
                         "files": [{"path": str(tmp_path), "state": "directory"},
                                   {"path": str(ca), "sha1": digest, "mode": "0644"},
-                                  {"path": str(tmp_path / "absent.crt"), "sha1": digest}]},
+                                  {"path": str(tmp_path / "absent.crt"), "sha1": digest}],
+                        "docker_images": ["nvcr.io/nvidia/pytorch:24.03-py3"]},
          "register": "r"},
         {"ansible.builtin.debug": {"msg": "RESULT={{ r | to_json }}"}}]}]))
     env = {**os.environ, "ANSIBLE_LIBRARY": str(ROOT / "library"), "ANSIBLE_MODULE_UTILS": str(ROOT / "module_utils"),
@@ -127,3 +130,50 @@ def test_module_reads_this_machine(tmp_path):
     assert result["changed"] is False and result["in_sync"] is False
     assert result["packages_missing"] == ["nosuchpkg-xyz"]
     assert list(result["files_drift"]) == [str(tmp_path / "absent.crt")]
+    if shutil.which("docker") is None:  # this machine (CI) has no docker: the images are not read, and why is said
+        assert result["docker_images"] is None
+        assert result["docker_images_unread"] == "the docker CLI is not installed"
+    else:  # a docker CLI: the image is not there ([]) or the daemon did not answer (None, with its words)
+        assert (result["docker_images"] == [] and result["docker_images_unread"] == "") or (
+            result["docker_images"] is None and "daemon" in result["docker_images_unread"])
+
+
+# docker image inspect, from real captures (tests/fixtures/docker/real/SOURCES)
+DOCKER_REAL = ROOT / "tests" / "fixtures" / "docker" / "real"
+
+
+def test_image_inspect_of_a_present_image_is_the_api_object():
+    out = (DOCKER_REAL / "image-inspect-found-function-inspec.json").read_text()
+    images, why = parse_image_inspect(0, out, "")
+    assert why == "" and len(images) == 1
+    assert images[0]["RepoTags"] == ["donaldrich/function:inspec"]
+    assert images[0]["RepoDigests"] == [
+        "donaldrich/function@sha256:6925de86a785b22c96e9b4d9b65df8c297b564f41e78974808cfda79c43b0db6"]
+
+
+@pytest.mark.parametrize("capture", ["image-inspect-missing-docker-modern.txt",
+                                     "inspect-type-image-missing-docker-1.9.1.txt"])
+def test_image_inspect_of_a_missing_image_reads_as_no_image(capture):
+    lines = (DOCKER_REAL / capture).read_text().splitlines()
+    out = "\n".join(line for line in lines if line == "[]") + "\n"
+    err = "\n".join(line for line in lines if line != "[]") + "\n"
+    assert parse_image_inspect(1, out, err) == ([], "")
+
+
+def test_image_inspect_with_one_found_and_one_missing_keeps_the_found_one():
+    out = (DOCKER_REAL / "image-inspect-found-function-inspec.json").read_text()
+    images, why = parse_image_inspect(1, out, "Error response from daemon: No such image: nvcr.io/x:1\n")
+    assert why == "" and [i["RepoTags"] for i in images] == [["donaldrich/function:inspec"]]
+
+
+@pytest.mark.parametrize(("rc", "out", "err"), [
+    (1, "", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n"),
+    (1, "[]\n", "permission denied while trying to connect to the Docker daemon socket\n"),
+    (1, "", ""),
+    (0, "[{\"Id\": \"sha256:1\"", ""),
+    (0, "{\"Id\": \"sha256:1\"}", ""),
+    (125, "", "unknown flag: --bogus\n"),
+])
+def test_image_inspect_that_did_not_answer_is_not_read(rc, out, err):
+    images, why = parse_image_inspect(rc, out, err)
+    assert images is None and why
