@@ -145,3 +145,29 @@ def test_util_sampler_gpu_sampling_failure_is_recorded_and_the_training_runs_on(
                     f"open({str(marker)!r}, 'w').write('ok')"], check=True, timeout=60, env=dict(os.environ))
     doc = json.loads(out.read_text())
     assert marker.read_text() == "ok" and doc["samples"] == [] and "exited 9" in doc["errors"][0]
+
+
+def test_one_stop_call_stops_every_server_it_names(tmp_path):
+    """The paths stage stops its storage and fabric servers in one remote call (a call costs 1.5-2 s in a TCG VM):
+    each --pidfile's server is stopped, one JSON line each; a pid file whose server never started is no error."""
+    fake = _script(tmp_path / "iperf3", "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -I ] && pidfile=$2; shift; done\n"
+                                         "(trap 'rm -f \"$pidfile\"; exit 0' TERM; while :; do sleep 0.1; done) "
+                                         "</dev/null >/dev/null 2>&1 &\necho $! > \"$pidfile\"\n")
+    pids = []
+    for name, port in (("storage", "5996"), ("fabric", "5997")):
+        p = _runner("--phase", "iperf3-server-start", "--pidfile", str(tmp_path / f"{name}.pid"), "--port", port,
+                    "--iperf3", str(fake))
+        assert p.returncode == 0, p.stderr
+        pids.append(json.loads(p.stdout)["pid"])
+    stop = _runner("--phase", "iperf3-server-stop", "--pidfile", str(tmp_path / "storage.pid"),
+                   "--pidfile", str(tmp_path / "fabric.pid"), "--pidfile", str(tmp_path / "never.pid"))
+    assert stop.returncode == 0, stop.stderr
+    assert [json.loads(line) for line in stop.stdout.splitlines()] == [
+        {"iperf3_server": "stopped", "pid": pids[0]}, {"iperf3_server": "stopped", "pid": pids[1]},
+        {"iperf3_server": "stopped", "pid": None}]
+    for pid in pids:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() \
+            else "gone"
+        assert state in ("gone", "Z"), f"server {pid} still runs after the stop: {state}"
+    two = _runner("--phase", "iperf3-server-start", "--pidfile", "a", "--pidfile", "b")
+    assert two.returncode != 0 and "one --pidfile" in two.stderr

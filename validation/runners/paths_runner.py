@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--server", help="address of the far end")
     p.add_argument("--bind", help="iperf3-server-start: the address to listen on")
     p.add_argument("--port", type=int, default=5201)
-    p.add_argument("--pidfile")
+    p.add_argument("--pidfile", action="append", default=[],
+                   help="iperf3-server-start: the one pid file; -stop: each server's (repeat it, one call stops all)")
     p.add_argument("--streams", type=int, default=1)
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--reverse", type=int, default=0)
@@ -170,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ib-write-bw", default="ib_write_bw")
     args = p.parse_args(argv)
     if args.phase.startswith("iperf3-server-"):
-        if not args.pidfile:
-            p.error("iperf3-server-start/-stop need --pidfile")
-        return iperf3_server(args.phase.rsplit("-", 1)[1], args.pidfile, args.bind, args.port, args.iperf3)
+        action = args.phase.rsplit("-", 1)[1]
+        if not args.pidfile or (action == "start" and len(args.pidfile) > 1):
+            p.error("iperf3-server-start needs one --pidfile, iperf3-server-stop at least one")
+        return max(iperf3_server(action, f, args.bind, args.port, args.iperf3) for f in args.pidfile)
     if args.phase.startswith("ib-server-"):
         if not (args.devices and args.pid_dir):
             p.error("ib-server-start/-stop need --devices and --pid-dir")
