@@ -1,47 +1,84 @@
-"""A stage's raw outputs travel as one archive per node (validation/runners/common.py pack/unpack, used by
-roles/validate_report/tasks/bring_raw.yml): every file arrives byte for byte where the per-file fetch put it,
-and the control node refuses an archive that would write outside the run directory."""
+"""A stage's raw outputs travel as one archive per node (roles/validate_report/tasks/bring_raw.yml: the raw_outputs
+action plugin, plugins/action/raw_outputs.py, reads validation/runners/common.py pack-base64 from one shell command
+on the node): every file arrives byte for byte under its stage in the run directory, and the control node refuses an
+archive that would write outside the run directory."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
 COMMON = ROOT / "validation" / "runners" / "common.py"
+BIN = Path(sys.executable).parent
 
 
-def _common(*args: str) -> dict:
-    proc = subprocess.run([sys.executable, str(COMMON), *args], capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+def _common_module():
+    spec = importlib.util.spec_from_file_location("runners_common", COMMON)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_pack_then_unpack_lands_every_file_under_its_stage_and_reroutes_sysinfo(tmp_path):
+def _bring(tmp_path: Path, src: Path, raw: Path, arcroot: str, reroute: list[str]) -> dict:
+    """The role's task file, run by ansible-playbook against this machine as the node (connection local)."""
+    play = [{"hosts": "localhost", "gather_facts": False, "vars": {
+        "ansible_python": {"executable": sys.executable}, "validate_raw_src": str(src),
+        "validate_raw_runners": str(COMMON.parent), "validate_raw_arcroot": arcroot, "validate_raw_reroute": reroute},
+        "tasks": [{"ansible.builtin.set_fact": {"validate_report_run_dir": str(raw.parent)}},
+                  {"ansible.builtin.include_tasks": str(ROOT / "roles/validate_report/tasks/bring_raw.yml")}]}]
+    book = tmp_path / "bring.yml"
+    book.write_text(json.dumps(play))
+    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")}
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           "-e", f"ansible_python_interpreter={sys.executable}", str(book)],
+                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=120, check=False)
+    out = json.loads(proc.stdout)
+    tasks = out["plays"][0]["tasks"]
+    return {"rc": proc.returncode, "result": tasks[-1]["hosts"]["localhost"]}
+
+
+def test_one_command_brings_every_file_under_its_stage_and_reroutes_sysinfo(tmp_path):
     src = tmp_path / "node" / "nccl"
     files = {"all/meta.json": b'{"samples": []}', "all/out-r1.log": b"# nccl-tests\n" * 50,
-             "sysinfo/dgx01/ibstat.txt": b"CA 'mlx5_0'\n", "all/half-written.tmp": b"x"}
+             "sysinfo/dgx01/ibstat.txt": b"CA 'mlx5_0'\n", "all/half-written.tmp": b"x", "all/w.part": b"y",
+             "all/binary.bin": bytes(range(256)) * 40}
     for rel, data in files.items():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_bytes(data)
-    archive = src / "raw-outputs.tar.tmp"
-    assert _common("pack", str(src), str(archive), "nccl", "sysinfo=sysinfo")["files"] == 3
-
     raw = tmp_path / "run" / "raw"
-    raw.mkdir(parents=True)
-    incoming = raw / ".incoming-nccl-dgx01.tar"
-    archive.rename(incoming)
-    assert _common("unpack", str(incoming), str(raw))["files"] == 3
+    got = _bring(tmp_path, src, raw, "nccl", ["sysinfo=sysinfo"])
+    assert got["rc"] == 0, got
+    assert got["result"]["files"] == 4 and got["result"]["changed"] is False
     assert (raw / "nccl/all/meta.json").read_bytes() == files["all/meta.json"]
     assert (raw / "nccl/all/out-r1.log").read_bytes() == files["all/out-r1.log"]
+    assert (raw / "nccl/all/binary.bin").read_bytes() == files["all/binary.bin"]
     assert (raw / "sysinfo/dgx01/ibstat.txt").read_bytes() == files["sysinfo/dgx01/ibstat.txt"]
     assert not (raw / "nccl/all/half-written.tmp").exists(), "*.tmp files are work in progress, never results"
-    assert not incoming.exists(), "the archive is removed once unpacked"
+    assert not (raw / "nccl/all/w.part").exists()
+    assert [p.name for p in raw.iterdir() if p.name.startswith(".incoming")] == [], "the archive is removed"
+
+
+def test_a_node_that_cannot_pack_fails_the_task_naming_it(tmp_path):
+    raw = tmp_path / "run" / "raw"
+    got = _bring(tmp_path, tmp_path / "no" / "such" / "dir" / "file-not-dir", raw, "fio", [])
+    # os.walk of a missing directory yields nothing: an empty stage is no error, and nothing lands
+    assert got["rc"] == 0 and got["result"]["files"] == 0
+    src = tmp_path / "node" / "fio"
+    src.mkdir(parents=True)
+    (src / "r1.json").write_text("{}")
+    got = _bring(tmp_path, src, raw, "fio", ["broken-route"])  # not PART=ROOT: common.py fails on the node
+    assert got["rc"] != 0 and got["result"]["failed"] is True
+    assert got["result"]["msg"].startswith("localhost: packing ") and "failed (rc 1)" in got["result"]["msg"]
 
 
 @pytest.mark.parametrize("name, kind", [("../../escaped.txt", tarfile.REGTYPE), ("/etc/escaped.txt", tarfile.REGTYPE),
@@ -62,8 +99,7 @@ def test_unpack_refuses_members_outside_the_run_directory_or_not_plain_files(tmp
             tar.addfile(bad, io.BytesIO(b"bad"))
     dest = tmp_path / "run" / "raw"
     dest.mkdir(parents=True)
-    proc = subprocess.run([sys.executable, str(COMMON), "unpack", str(archive), str(dest)], capture_output=True,
-                          text=True, check=False)
-    assert proc.returncode != 0 and "refusing" in proc.stderr, proc.stderr
+    with pytest.raises(SystemExit, match="refusing"):
+        _common_module().unpack_tree(str(archive), str(dest))
     assert not (dest / "nccl" / "ok.txt").exists(), "nothing is written when one member is refused"
     assert not (tmp_path / "escaped.txt").exists()

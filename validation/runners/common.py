@@ -8,7 +8,9 @@ the verdict, not the runner, decides PASS or FAIL, so a failed measurement still
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import io
 import json
 import os
 import re
@@ -216,31 +218,31 @@ def remove_tree(path: str, guard: str) -> bool:
     return True
 
 
-def pack_tree(src: str, archive: str, arcroot: str, reroute: dict[str, str] | None = None) -> int:
-    """Pack every file under src (but *.tmp) into one uncompressed tar, each as <arcroot>/<path under src>,
-    or <reroute[first part]>/<rest> when its first path part is rerouted (nccl's sysinfo/ goes to sysinfo/).
-    One archive per stage and node: one transfer instead of one round trip per raw file. Returns the count."""
+def pack_base64(src: str, arcroot: str, reroute: dict[str, str] | None = None) -> tuple[str, int]:
+    """Every file under src (but *.tmp, *.part) as one uncompressed tar in base64 text, each as
+    <arcroot>/<path under src>, or <reroute[first part]>/<rest> when its first path part is rerouted (nccl's
+    sysinfo/ goes to sysinfo/). What the raw_outputs action plugin reads from stdout: one shell command per stage
+    and node, no module, no file transfer. Returns the text and the count of files."""
     reroute = reroute or {}
+    buf = io.BytesIO()
     count = 0
-    tmp = archive + ".part"
-    with tarfile.open(tmp, "w") as tar:
+    with tarfile.open(fileobj=buf, mode="w") as tar:
         for dirpath, dirnames, filenames in os.walk(src):
             dirnames.sort()
             for name in sorted(filenames):
-                path = os.path.join(dirpath, name)
-                if name.endswith((".tmp", ".part")) or os.path.abspath(path) in (os.path.abspath(archive), os.path.abspath(tmp)):
+                if name.endswith((".tmp", ".part")):
                     continue
+                path = os.path.join(dirpath, name)
                 rel = os.path.relpath(path, src).replace(os.sep, "/")
                 first, _, rest = rel.partition("/")
                 arcname = f"{reroute[first]}/{rest}" if rest and first in reroute else f"{arcroot}/{rel}"
                 tar.add(path, arcname=arcname, recursive=False)
                 count += 1
-    os.replace(tmp, archive)
-    return count
+    return base64.b64encode(buf.getvalue()).decode("ascii"), count
 
 
 def unpack_tree(archive: str, dest: str) -> int:
-    """Unpack an archive of pack_tree into dest: regular files and directories only, every name relative and
+    """Unpack an archive of pack_base64 (decoded) into dest: regular files and directories only, every name relative and
     inside dest (a member that is absolute, climbs out with '..', or is a link or device fails the whole
     unpack before anything is written). The archive is removed afterwards. Returns the count of files."""
     root = os.path.realpath(dest)
@@ -278,19 +280,16 @@ def drop_caches() -> None:
 if __name__ == "__main__":
     # python3 common.py remove PATH GUARD : the stages' cleanup (a measurement leaves nothing behind)
     # python3 common.py drop-caches       : fio's exec_prerun on each client (a job file cannot hold "a; b")
-    # python3 common.py pack SRC ARCHIVE ARCROOT [PART=ROOT ...] : a stage's raw outputs in one archive
-    # python3 common.py unpack ARCHIVE DEST : on the control node, into the run directory's raw/
+    # python3 common.py pack-base64 SRC ARCROOT [PART=ROOT ...] : a stage's raw outputs as one base64 tar on stdout
+    #                                     (plugins/action/raw_outputs.py unpacks it on the control node)
     import sys
 
     if sys.argv[1:2] == ["drop-caches"]:
         drop_caches()
     elif len(sys.argv) == 4 and sys.argv[1] == "remove":
         print(json.dumps({"removed": remove_tree(sys.argv[2], sys.argv[3]), "path": sys.argv[2]}))
-    elif len(sys.argv) >= 5 and sys.argv[1] == "pack":
-        routes = dict(arg.split("=", 1) for arg in sys.argv[5:])
-        print(json.dumps({"files": pack_tree(sys.argv[2], sys.argv[3], sys.argv[4], routes), "archive": sys.argv[3]}))
-    elif len(sys.argv) == 4 and sys.argv[1] == "unpack":
-        print(json.dumps({"files": unpack_tree(sys.argv[2], sys.argv[3]), "dest": sys.argv[3]}))
+    elif len(sys.argv) >= 4 and sys.argv[1] == "pack-base64":
+        text, _count = pack_base64(sys.argv[2], sys.argv[3], dict(arg.split("=", 1) for arg in sys.argv[4:]))
+        sys.stdout.write(text + "\n")
     else:
-        raise SystemExit("usage: common.py remove PATH GUARD | drop-caches | pack SRC ARCHIVE ARCROOT [PART=ROOT ...]"
-                         " | unpack ARCHIVE DEST")
+        raise SystemExit("usage: common.py remove PATH GUARD | drop-caches | pack-base64 SRC ARCROOT [PART=ROOT ...]")
