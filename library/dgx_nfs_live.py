@@ -15,6 +15,7 @@ from ansible.module_utils.dgx_nfs import (
     parse_mounts_table,
     plan_cycles,
 )
+from ansible.module_utils.host_state import missing_packages, read_dpkg_status
 
 DOCUMENTATION = r"""
 ---
@@ -39,6 +40,10 @@ description:
     the new options) and reported with C(busy) and the processes that hold it; the module does not fail then,
     the caller decides. A mount point that holds a non-NFS filesystem is never touched (C(foreign)).
   - Mounts that are absent are left to ansible.posix.mount; nothing outside O(mounts) is ever unmounted.
+  - With O(packages), it first reads whether those Debian packages are installed (as M(host_state) does, the
+    same rule); when one is not, it reads and changes nothing else and returns them in RV(packages_missing);
+    install them, then call this module again. A converged node costs one call, where a package read before it
+    would cost two.
 version_added: "0.1.0"
 author: powerscale-dgx-ra
 options:
@@ -59,6 +64,11 @@ options:
     description: fstab file read for the options the shares were last requested with.
     type: path
     default: /etc/fstab
+  packages:
+    description: Debian packages the mounts need (the NFS client); see the description.
+    type: list
+    elements: str
+    default: []
   proc_mounts:
     description: Live mount table.
     type: path
@@ -96,6 +106,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+packages_missing:
+  description: The packages of O(packages) that are not installed; when not empty, C(mounts) is empty.
+  returned: always
+  type: list
+  elements: str
 mounts:
   description: One result per share of O(mounts), in the same order.
   returned: always
@@ -197,10 +212,16 @@ def main() -> None:
             warn_negotiated=dict(type="bool", default=True),
             fstab=dict(type="path", default="/etc/fstab"),
             proc_mounts=dict(type="path", default="/proc/mounts"),
+            packages=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )
     p = module.params
+    if p["packages"]:
+        status = read_dpkg_status(module.run_command, p["packages"], lambda msg: module.fail_json(msg=msg))
+        missing = missing_packages(p["packages"], status)
+        if missing:
+            module.exit_json(changed=False, packages_missing=missing, mounts=[])
     wanted = [DesiredMount(src=str(m["src"]), path=str(m["path"]).rstrip("/") or "/",
                            fstype=str(m.get("fstype") or "nfs"), options=tuple(str(m["opts"]).split(",")))
               for m in p["mounts"]]
@@ -253,7 +274,8 @@ def main() -> None:
             for diff in after.negotiated:
                 module.warn(f"{w.path}: the server negotiated {diff.option}={diff.live}, less than the requested "
                             f"{diff.desired}; throughput per mount may be lower than planned")
-    output = {"changed": any(r["changed"] for r in results.values()), "mounts": [results[w.path] for w in wanted]}
+    output = {"changed": any(r["changed"] for r in results.values()), "mounts": [results[w.path] for w in wanted],
+              "packages_missing": []}
     if diff_before:
         output["diff"] = {"before": "\n".join(diff_before) + "\n", "after": "\n".join(diff_after) + "\n"}
     module.exit_json(**output)

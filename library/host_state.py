@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.host_state import (
-    DPKG_FORMAT,
     FileWant,
     ServiceWant,
     file_drift,
     missing_packages,
-    parse_dpkg_status,
     parse_image_inspect,
+    read_dpkg_status,
     see_file,
     service_drift,
 )
@@ -133,16 +132,6 @@ in_sync:
 """
 
 
-def _dpkg_status(module: AnsibleModule, names: list[str]) -> dict[str, str]:
-    if not names:
-        return {}
-    # rc 1 only means some name is unknown (stderr "no packages found matching"): those count as missing.
-    rc, out, err = module.run_command(["dpkg-query", "-W", "-f", DPKG_FORMAT, *names])
-    if rc not in (0, 1):
-        module.fail_json(msg=f"dpkg-query failed (rc {rc}): {err.strip()}")
-    return parse_dpkg_status(out)
-
-
 def _systemctl(module: AnsibleModule, verb: str, unit: str) -> str:
     _rc, out, err = module.run_command(["systemctl", verb, unit])
     return out.strip() or err.strip()
@@ -178,7 +167,8 @@ def main() -> None:
         supports_check_mode=True,
     )
     packages = module.params["packages"]
-    missing = missing_packages(packages, _dpkg_status(module, packages))
+    missing = missing_packages(packages, read_dpkg_status(module.run_command, packages,
+                                                          lambda msg: module.fail_json(msg=msg)))
     services = {}
     for svc in module.params["services"]:
         want = ServiceWant(svc["name"], svc["enabled"], svc["started"])

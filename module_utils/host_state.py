@@ -167,3 +167,15 @@ def parse_image_inspect(rc: int, out: str, err: str) -> tuple[list[dict] | None,
     if not isinstance(found, list) or not all(isinstance(i, dict) for i in found):
         return None, "docker image inspect printed no JSON array of objects"
     return found, ""
+
+
+def read_dpkg_status(run_command, names: list[str], fail) -> dict[str, str]:
+    """dpkg-query's status of each name (parse_dpkg_status), through a module's run_command; ``fail(msg)`` ends
+    the module when dpkg-query itself failed. rc 1 only means some name is unknown (stderr "no packages found
+    matching"): those are absent from the result, so they count as missing."""
+    if not names:
+        return {}
+    rc, out, err = run_command(["dpkg-query", "-W", "-f", DPKG_FORMAT, *names])
+    if rc not in (0, 1):
+        fail(f"dpkg-query failed (rc {rc}): {err.strip()}")
+    return parse_dpkg_status(out)

@@ -273,7 +273,8 @@ def test_foreign_and_absent_mounts():
 # ------------------------------------------------------------------------------------------ the live module
 
 
-def _run_live(tmp_path, opts: str, check: bool, scratch_opts: str | None = None) -> dict:
+def _run_live(tmp_path, opts: str, check: bool, scratch_opts: str | None = None,
+              packages: list[str] | None = None) -> dict:
     """dgx_nfs_live through ansible on localhost, reading the fixture as /proc/mounts (never unmounts here)."""
     import json
     import os
@@ -290,7 +291,7 @@ def _run_live(tmp_path, opts: str, check: bool, scratch_opts: str | None = None)
     fstab = tmp_path / "fstab"
     fstab.write_text("".join(f"{m['src']} {m['path']} nfs {m['opts']} 0 0\n" for m in mounts))
     args = json.dumps({"mounts": mounts, "remount": True, "fstab": str(fstab),
-                       "proc_mounts": str(FIXTURES / "proc-mounts-lab.txt")})
+                       "proc_mounts": str(FIXTURES / "proc-mounts-lab.txt"), "packages": packages or []})
     env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json", "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1"}
     cmd = [str(Path(sys.executable).parent / "ansible"), "-i", "localhost,", "localhost", "-c", "local", "-m",
            "dgx_nfs_live", "-a", args, "-e", f"ansible_python_interpreter={sys.executable}", "--diff"]
@@ -317,6 +318,17 @@ def test_live_module_check_mode_reports_the_remount_it_would_do(tmp_path):
     assert result["drift"] == [{"option": "nconnect", "desired": 8, "live": 4, "note": ""}]
     assert "would be remounted" in result["summary"]
     assert "nconnect=8" in module["diff"]["after"] and "nconnect=4" in module["diff"]["before"]
+
+
+def test_live_module_with_a_package_missing_reads_and_remounts_nothing(tmp_path):
+    """The role's one call on a converged node reads the packages first (the host_state rule); while one is missing
+    (mount.nfs may be absent) the module touches no mount, even with a drifted share and remount: true."""
+    missing = _run_live(tmp_path, _lab_desired(nconnect=8).opts, check=False,
+                        packages=["bash", "nfs-common-not-a-package-xyz"])
+    assert missing["changed"] is False and missing["mounts"] == []
+    assert missing["packages_missing"] == ["nfs-common-not-a-package-xyz"]
+    installed = _run_live(tmp_path, _lab_desired().opts, check=True, packages=["bash"])
+    assert installed["packages_missing"] == [] and installed["mounts"][0]["in_sync"] is True
 
 
 def test_live_module_check_mode_reports_a_blocked_nconnect_change(tmp_path):
