@@ -171,6 +171,8 @@ def _sample_problems(meta: dict[str, Any], sample: dict[str, Any]) -> list[str]:
         problems.append(f"{tag}: timed out after {sample.get('duration_s')} s")
     if sample.get("rc") != 0:  # a sample without an exit status did not demonstrably run
         problems.append(f"{tag}: exit status {sample.get('rc')}{': ' + sample['reason'] if sample.get('reason') else ''}")
+    elif sample.get("engine_failed"):  # the engine exited 0 but said the launch failed (engines.judge_launch)
+        problems.append(f"{tag}: the launch failed although its engine exited 0: {sample.get('reason') or 'no reason'}")
     return problems
 
 

@@ -4,8 +4,13 @@
 Runtimes (existing engines only):
   docker  on every node of the case: docker run --network host --ipc host [--gpus all] <NGC PyTorch image>
           torchrun ... (c10d rendezvous at the first node); every node runs this runner
-  pyxis   once, on the first node: srun --ntasks-per-node=1 --gpus-per-node=<procs> --exclusive
-          --container-image=<enroot URI, nvcr.io#nvidia/pytorch:TAG, or a .sqsh> torchrun ...
+  pyxis   once, on the first node: srun --mpi=pmix --ntasks-per-node=1 --gpus-per-node=<procs> --exclusive
+          --container-image=<enroot URI, nvcr.io#nvidia/pytorch:TAG, or a .sqsh> torchrun ... (the srun line
+          from engines.py, with its time limit, --immediate and --kill-on-bad-exit)
+  srun    once, on the first node: the same engines.py srun line starting ddp_train.py's ranks directly on the
+  mpirun  nodes' own python (or the mpirun line, for validation_engine: mpirun): one rank per process, torch's
+          env:// variables from the engine's (engines.rank_env), MASTER_ADDR/PORT exported. The lab runs its
+          trainings so; the program is the only difference from a site's launch
   host    on every node: the node's own python3 runs ddp_train.py's ranks directly with the env://
           variables torchrun would set (common.run_env_workers: no launcher agent, one torch import less
           per node, which is tens of seconds in the lab's TCG VMs)
@@ -25,6 +30,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, scrub_env
+from engines import ENGINE_GRACE_S, LaunchSpec, judge_launch, launch_command
 
 
 def train_args(args: argparse.Namespace) -> list[str]:
@@ -49,10 +55,35 @@ def torchrun_args(args: argparse.Namespace, nnodes: int, script: str) -> list[st
             *([f"--local-addr={args.local_addr}"] if args.local_addr else []), script, *train_args(args)]
 
 
-def build_command(args: argparse.Namespace, nnodes: int) -> list[str]:
+def launch_spec(args: argparse.Namespace, engine: str, procs: int, env_keys: list[str], image: str = "",
+                mounts: str = "") -> LaunchSpec:
+    """The training's launch as engines.py builds it: Slurm's node names, the fabric addresses for mpirun (the
+    rendezvous host first), the time limit of the whole training (every mode and repeat: one launch)."""
+    nodes = args.nodes.split(",")
+    hostnames = (args.node_hostnames or args.nodes).split(",")
+    addrs = (args.addrs or args.nodes).split(",")
+    return LaunchSpec(engine=engine, nodes=tuple(hostnames), addrs=tuple(addrs) if len(addrs) == len(nodes)
+                      else tuple(nodes), procs_per_node=procs,
+                      gpus_per_node=args.procs_per_node if args.gpus else 0, time_limit_s=args.timeout,
+                      job_name=f"validation-ddp-{args.case}", export=tuple(sorted(env_keys)),
+                      partition=args.partition, alloc_wait_s=args.alloc_wait, container_image=image,
+                      container_mounts=mounts)
+
+
+def engine_env_keys(env: dict[str, str]) -> list[str]:
+    """What the ranks must get from the launching node: the rendezvous, the thread count, NCCL's settings."""
+    return [k for k in env if k in ("MASTER_ADDR", "MASTER_PORT", "OMP_NUM_THREADS") or k.startswith("NCCL_")
+            or k.startswith("GLOO_")]
+
+
+def build_command(args: argparse.Namespace, nnodes: int, env: dict[str, str] | None = None) -> list[str]:
     here = os.path.dirname(os.path.abspath(__file__))
     if args.runtime == "host":
         return [args.python, os.path.join(here, "ddp_train.py"), *train_args(args)]
+    if args.runtime in ("srun", "mpirun"):
+        program = [args.python, os.path.join(here, "ddp_train.py"), *train_args(args)]
+        return launch_command(launch_spec(args, args.runtime, args.procs_per_node, engine_env_keys(env or {})),
+                              program)
     inner = ["torchrun", *torchrun_args(args, nnodes, "/validation-runners/ddp_train.py")]
     mounts = [f"{here}:/validation-runners:ro", f"{args.out_dir}:{args.out_dir}"]
     if args.dataset:
@@ -73,10 +104,9 @@ def build_command(args: argparse.Namespace, nnodes: int) -> list[str]:
         return [*cmd, args.image, *inner]
     # pyxis: one srun starts torchrun on every node inside the image. The step asks for the GPUs (with
     # Slurm's device constraints a step without --gpus-per-node sees none) and the whole nodes (--exclusive).
-    gpus = [f"--gpus-per-node={args.procs_per_node}", "--exclusive"] if args.gpus else []
-    return ["srun", f"--nodes={nnodes}", f"--nodelist={args.nodes}", "--ntasks-per-node=1", *gpus,
-            f"--container-image={enroot_uri(args.image)}",
-            "--container-mounts=" + ",".join(m.replace(":ro", "") for m in mounts), *inner]
+    spec = launch_spec(args, "srun", 1, [], image=enroot_uri(args.image),
+                       mounts=",".join(m.replace(":ro", "") for m in mounts))
+    return launch_command(spec, inner)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out-dir", required=True)
     p.add_argument("--nodes", required=True)
     p.add_argument("--this-node", required=True)
-    p.add_argument("--runtime", choices=["docker", "pyxis", "host"], required=True)
+    p.add_argument("--runtime", choices=["docker", "pyxis", "host", "srun", "mpirun"], required=True)
+    p.add_argument("--node-hostnames", help="the nodes' hostnames, Slurm's node names (default: --nodes)")
+    p.add_argument("--addrs", help="the nodes' fabric addresses for mpirun -H (default: --nodes)")
+    p.add_argument("--partition", default="", help="srun --partition (default: the cluster's default partition)")
+    p.add_argument("--alloc-wait", type=int, default=60,
+                   help="srun --immediate: seconds an allocation may wait before the case fails")
     p.add_argument("--image", default="")
     p.add_argument("--gpus", type=int, default=1)
     p.add_argument("--procs-per-node", type=int, required=True)
@@ -110,19 +145,25 @@ def main(argv: list[str] | None = None) -> int:
 
     nodes = args.nodes.split(",")
     is_launcher = args.this_node == nodes[0]
-    if args.runtime == "pyxis" and not is_launcher:
-        return 0  # srun on the first node starts every node's share
+    one_launch = args.runtime in ("pyxis", "srun", "mpirun")   # the engine starts every node's share
+    if one_launch and not is_launcher:
+        return 0
     os.makedirs(args.out_dir, exist_ok=True)
-    cmd = build_command(args, len(nodes))
     env = dict(os.environ)
-    env.setdefault("OMP_NUM_THREADS", "1" if args.runtime == "host" and not args.gpus else env.get("OMP_NUM_THREADS", "4"))
+    env.setdefault("OMP_NUM_THREADS", "1" if args.runtime in ("host", "srun", "mpirun") and not args.gpus
+                   else env.get("OMP_NUM_THREADS", "4"))
+    if args.runtime in ("srun", "mpirun"):
+        host, _, port = args.rdzv_endpoint.rpartition(":")
+        env.update(MASTER_ADDR=host, MASTER_PORT=port)
+    cmd = build_command(args, len(nodes), env)
     modes = args.modes.split(",")
     if is_launcher:
-        engine = "env-workers/host" if args.runtime == "host" else f"torchrun/{args.runtime}"
+        engine = {"host": "env-workers/host", "srun": "srun", "mpirun": "mpirun", "pyxis": "srun/pyxis"}.get(
+            args.runtime, f"torchrun/{args.runtime}")
         init_meta(args.out_dir, stage="ddp", case=args.case, kind="ddp", nodes=nodes, engine=engine,
                   expected_world_size=len(nodes) * args.procs_per_node, command=cmd, image=args.image,
                   lab_standin=not args.gpus, env=scrub_env(env), repeats=args.repeats, modes=modes,
-                  peers=nodes[1:] if args.runtime != "pyxis" else [],
+                  peers=[] if one_launch else nodes[1:],
                   training={"model": args.model, "batch_size_per_rank": args.batch_size, "steps": args.steps,
                             "warmup_steps": args.warmup_steps, "image_size": args.image_size,
                             "dataset": args.dataset})
@@ -131,8 +172,14 @@ def main(argv: list[str] | None = None) -> int:
         result = run_env_workers(cmd, nodes=nodes, this_node=args.this_node, procs_per_node=args.procs_per_node,
                                  endpoint=args.rdzv_endpoint, env=env, log=log, timeout_s=args.timeout)
     else:
-        log = os.path.join(args.out_dir, f"torchrun-{args.this_node}.log")
-        result = run(cmd, log, args.timeout, env=env)
+        log = os.path.join(args.out_dir, f"torchrun-{args.this_node}.log" if args.runtime == "docker"
+                           else "launch.log")
+        engine_name = "srun" if args.runtime == "pyxis" else args.runtime
+        grace = ENGINE_GRACE_S if engine_name in ("srun", "mpirun") else 0.0
+        result = run(cmd, log, args.timeout + grace, env=env)
+        if engine_name in ("srun", "mpirun"):
+            with open(log, encoding="utf-8", errors="replace") as fh:
+                result = judge_launch(result, engine_name, fh.read())
     samples = [dict(result, file=f"{m}-r{k}.json", mode=m, finished=now(), console=os.path.basename(log))
                for m in modes for k in range(1, args.repeats + 1)]
     if is_launcher:

@@ -2,7 +2,8 @@
 """Short DDP training for the acceptance test: throughput on synthetic data and on a dataset read over NFS.
 
 Started by torchrun (c10d rendezvous) on every node, inside the NGC PyTorch image on production (NCCL on
-GPUs) or on the lab VMs (gloo on CPU, a tiny model). For each mode (synthetic | real) and repeat:
+GPUs), or on the lab VMs (gloo on CPU, a tiny model) as the ranks of one srun --mpi=pmix or mpirun launch
+(engines.rank_env turns the engine's rank variables into torch's) or as the SSH path's env:// workers. For each mode (synthetic | real) and repeat:
 warm-up steps are run and excluded; every timed step is closed by a device synchronisation; each rank's
 step times are gathered and the slowest rank's time per step is what counts. Rank 0 writes
 ``<mode>-r<k>.json`` with the per-step times and samples/s = global batch x steps / sum(slowest step).
@@ -27,6 +28,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from engines import rank_env
 
 
 class TinyNet(nn.Module):
@@ -167,6 +169,7 @@ def main() -> None:
                    help="cuda: GPUs were asked for, a rank that sees none fails (never a CPU result); "
                         "cpu: the lab's stand-in; auto: whatever is there")
     args = p.parse_args()
+    os.environ.update(rank_env(os.environ))
 
     cuda = torch.cuda.is_available() and args.device != "cpu"
     if args.device == "cuda" and not cuda:

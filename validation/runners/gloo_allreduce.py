@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Lab stand-in for nccl-tests all_reduce_perf: torch.distributed all-reduce over gloo on CPU.
 
-Started by torchrun (c10d rendezvous) on every node of a case. Sweeps message sizes like all_reduce_perf
+Started on every node of a case by nccl_runner's env:// workers (the SSH path), or as the ranks of one srun
+--mpi=pmix / mpirun launch (engines.rank_env turns the engine's rank variables into torch's). Sweeps message sizes like all_reduce_perf
 (-b/-e/-f 2), times out-of-place (copy then reduce) and in-place all-reduce, checks every element of the
 result (#wrong), and prints the nccl-tests table on rank 0 into r<k>.log, one file per repeat, with the
-same formulas: algbw = bytes / time, busbw = algbw * 2(n-1)/n. Times are the slowest rank's.
+same formulas: algbw = bytes / time, busbw = algbw * 2(n-1)/n. Times are the slowest rank's. With --stdout,
+rank 0 prints the tables instead (each after a "# stand-in repeat k of n" line), as all_reduce_perf does under
+an engine: the engine brings them back to the launching node.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import time
 
 import torch
 import torch.distributed as dist
+from engines import rank_env
 
 
 def fmt(value: float, width: int) -> str:
@@ -144,13 +148,17 @@ def main() -> None:
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--out-dir", required=True)
+    p.add_argument("--stdout", action="store_true", help="rank 0 prints the tables (under srun or mpirun)")
     args = p.parse_args()
+    os.environ.update(rank_env(os.environ))
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     hosts = gather_hostnames(world)
     for k in range(1, args.repeats + 1):
         lines = header(args, hosts, world) + one_sweep(args, rank, world)
-        if rank == 0:
+        if rank == 0 and args.stdout:
+            print(f"# stand-in repeat {k} of {args.repeats}\n" + "\n".join(lines), flush=True)
+        elif rank == 0:
             path = os.path.join(args.out_dir, f"r{k}.log")
             with open(path + ".tmp", "w", encoding="utf-8") as fh:
                 fh.write("\n".join(lines) + "\n")

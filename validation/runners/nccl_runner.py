@@ -5,9 +5,16 @@ Launchers (existing engines only):
   direct   one node, one process driving every GPU (all_reduce_perf -g <gpus>)
   mpirun   Open MPI (nccl-tests built with MPI=1): one rank per GPU, --tag-output, NCCL variables exported
   srun     Slurm: srun --mpi=pmix, one task per GPU, optionally inside the NGC image through pyxis
-  gloo     lab stand-in: gloo_allreduce.py workers (torch.distributed, env:// rendezvous at the case's first
-           node) on every node of the case; rank 0 prints the nccl-tests table with the same busbw formula.
-           Every node of the case runs this runner; the first writes meta.json, the others peer-<node>.json.
+  gloo     lab stand-in without a scheduler (the SSH path): gloo_allreduce.py workers (torch.distributed, env://
+           rendezvous at the case's first node) on every node of the case; rank 0 prints the nccl-tests table
+           with the same busbw formula. Every node of the case runs this runner; the first writes meta.json, the
+           others peer-<node>.json.
+
+mpirun and srun build their command line in engines.py, the same for a site and for the lab; with --standin
+the program they start is gloo_allreduce.py (one launch runs every repeat: a torch import per rank costs tens of
+seconds in the lab's VMs) instead of all_reduce_perf, and its table comes back through the engine's output
+like nccl-tests' does. The engine's own words on a failure (an allocation refused, a node drained, a rank that
+exited non-zero, a time limit) become the sample's reason.
 
 Each repeat is one sample (r<k>.log). Exit status 0 means the outcome was recorded, not that it passed.
 Standard library only, Python >= 3.8: this file runs on the DGX nodes.
@@ -19,11 +26,13 @@ import argparse
 import glob
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, save_meta, scrub_env
+from engines import ENGINE_GRACE_S, LaunchSpec, judge_launch, launch_command
 
 
 def compute_hcas() -> list[str]:
@@ -59,38 +68,65 @@ def perf_args(args: argparse.Namespace, gpus_per_process: int) -> list[str]:
             "-c", "1", "-n", str(args.iters), "-w", str(args.warmup)]
 
 
-def build_command(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
-    nodes = args.nodes.split(",")
-    addrs = (args.addrs or args.nodes).split(",")
-    ranks = len(nodes) * args.gpus_per_node
-    if args.launcher == "direct":
-        if len(nodes) != 1:
-            raise SystemExit("launcher direct runs one node only")
-        return perf_args(args, args.gpus_per_node)
-    if args.launcher == "mpirun":
-        cmd = ["mpirun", "--allow-run-as-root", "--tag-output", "-np", str(ranks),
-               "-H", ",".join(f"{a}:{args.gpus_per_node}" for a in addrs),
-               "--map-by", f"ppr:{args.gpus_per_node}:node", "--bind-to", "numa"]
-        for key in sorted(env):
-            cmd += ["-x", key]
-        cmd += args.mpirun_arg or []
-        return cmd + perf_args(args, 1)
-    if args.launcher == "srun":
-        cmd = ["srun", "--mpi=pmix", f"--nodes={len(nodes)}", f"--nodelist={','.join(nodes)}",
-               f"--ntasks-per-node={args.gpus_per_node}", f"--gpus-per-node={args.gpus_per_node}",
-               "--exclusive", "--export=ALL"]
-        if args.container_image:
-            cmd += [f"--container-image={enroot_uri(args.container_image)}"]
-            if args.container_mounts:
-                cmd += [f"--container-mounts={args.container_mounts}"]
-        cmd += args.srun_arg or []
-        return cmd + perf_args(args, 1)
-    # gloo stand-in: this node's worker processes, rendezvous through torch.distributed's env:// TCP store at
-    # the first node (no torchrun agent: one torch import less per node, which counts in a TCG VM)
+def standin_args(args: argparse.Namespace, *, to_stdout: bool) -> list[str]:
+    """gloo_allreduce.py with the case's sweep; to_stdout: rank 0 prints every repeat's table (an engine's launch),
+    else it writes r<k>.log itself (the SSH path's workers)."""
     here = os.path.dirname(os.path.abspath(__file__))
     return [args.python, os.path.join(here, "gloo_allreduce.py"), "--min-bytes", str(args.min_bytes),
             "--max-bytes", str(args.max_bytes), "--iters", str(args.iters), "--warmup", str(args.warmup),
-            "--repeats", str(args.repeats), "--out-dir", args.out_dir]
+            "--repeats", str(args.repeats), "--out-dir", args.out_dir, *(["--stdout"] if to_stdout else [])]
+
+
+def launch_spec(args: argparse.Namespace, env: dict[str, str]) -> LaunchSpec:
+    """The case as engines.py launches it: Slurm's node names (the hostnames the nodes report), the fabric
+    addresses for mpirun, one rank per GPU (or per stand-in process), the case's environment exported."""
+    nodes = args.nodes.split(",")
+    hostnames = (args.node_hostnames or args.nodes).split(",")
+    addrs = (args.addrs or args.nodes).split(",")
+    image = enroot_uri(args.container_image) if args.container_image else ""
+    return LaunchSpec(engine=args.launcher, nodes=tuple(hostnames), addrs=tuple(addrs) if len(addrs) == len(nodes)
+                      else tuple(nodes), procs_per_node=args.gpus_per_node,
+                      gpus_per_node=0 if args.standin else args.gpus_per_node,
+                      time_limit_s=args.timeout * (args.repeats if args.standin else 1),
+                      job_name=f"validation-nccl-{args.case}", export=tuple(sorted(env)), partition=args.partition,
+                      alloc_wait_s=args.alloc_wait, container_image=image,
+                      container_mounts=(args.container_mounts or "") if image else "",
+                      extra=tuple((args.srun_arg if args.launcher == "srun" else args.mpirun_arg) or []))
+
+
+def build_command(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
+    nodes = args.nodes.split(",")
+    if args.launcher == "direct":
+        if len(nodes) != 1:
+            raise SystemExit("launcher direct runs one node only")
+        if args.standin:
+            raise SystemExit("the stand-in needs a launcher that starts ranks (gloo, srun or mpirun), not direct")
+        return perf_args(args, args.gpus_per_node)
+    if args.launcher in ("mpirun", "srun"):
+        program = standin_args(args, to_stdout=True) if args.standin else perf_args(args, 1)
+        return launch_command(launch_spec(args, env), program)
+    # gloo stand-in: this node's worker processes, rendezvous through torch.distributed's env:// TCP store at
+    # the first node (no torchrun agent: one torch import less per node, which counts in a TCG VM)
+    return standin_args(args, to_stdout=False)
+
+
+# gloo_allreduce.py --stdout starts each repeat's table with this line (after the engine's prefix, if any)
+_REPEAT = re.compile(r"^.*# stand-in repeat (\d+) of (\d+)\s*$")
+
+
+def split_repeats(text: str) -> dict[int, str]:
+    """The launch's output cut into one text per repeat, at the stand-in's markers; lines before the first
+    marker (the engine's own) go with no repeat."""
+    parts: dict[int, list[str]] = {}
+    current = None
+    for line in text.splitlines(keepends=True):
+        m = _REPEAT.match(line.rstrip("\n"))
+        if m:
+            current = int(m.group(1))
+            parts[current] = []
+        if current is not None:
+            parts[current].append(line)
+    return {k: "".join(v) for k, v in parts.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--srun-arg", action="append")
     p.add_argument("--container-image")
     p.add_argument("--container-mounts")
+    p.add_argument("--standin", action="store_true",
+                   help="launch the lab's gloo stand-in instead of all_reduce_perf (with srun or mpirun)")
+    p.add_argument("--partition", default="", help="srun --partition (default: the cluster's default partition)")
+    p.add_argument("--alloc-wait", type=int, default=60,
+                   help="srun --immediate: seconds an allocation may wait before the case fails")
     p.add_argument("--python", default=sys.executable)
     p.add_argument("--rdzv-endpoint")
     p.add_argument("--rdzv-id", default="validation")
@@ -124,6 +165,14 @@ def main(argv: list[str] | None = None) -> int:
 
     nodes = args.nodes.split(",")
     env = nccl_env(args)
+    if args.standin and args.launcher in ("srun", "mpirun"):
+        # the stand-in's env:// rendezvous: every rank gets the store's address through the engine, with the
+        # rest of the case's environment (srun --export=ALL, mpirun -x)
+        host, _, port = (args.rdzv_endpoint or "").rpartition(":")
+        if not host or not port.isdigit():
+            raise SystemExit(f"--standin with {args.launcher} needs --rdzv-endpoint HOST:PORT (the case's first node), "
+                             f"got {args.rdzv_endpoint!r}")
+        env.update(MASTER_ADDR=host, MASTER_PORT=port, OMP_NUM_THREADS="1")
     cmd = build_command(args, env)
     full_env = dict(os.environ)
     full_env.update(env)
@@ -134,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         init_meta(args.out_dir, stage="nccl", case=args.case, kind=args.kind, nodes=nodes,
                   node_hostnames=(args.node_hostnames or args.nodes).split(","),
                   expected_ranks=len(nodes) * args.gpus_per_node, engine=args.launcher,
-                  lab_standin=args.launcher == "gloo", command=cmd, env=scrub_env(env),
+                  lab_standin=args.launcher == "gloo" or args.standin, command=cmd, env=scrub_env(env),
                   peers=nodes[1:] if args.launcher == "gloo" else [], repeats=args.repeats)
     if args.launcher == "gloo":
         # One launch runs every repeat (torch import alone takes tens of seconds in a TCG VM).
@@ -154,11 +203,35 @@ def main(argv: list[str] | None = None) -> int:
             with open(os.path.join(args.out_dir, f"peer-{args.this_node}.json"), "w", encoding="utf-8") as fh:
                 json.dump(peer, fh, indent=2)
         return 0
+    grace = ENGINE_GRACE_S if args.launcher in ("srun", "mpirun") else 0.0
+    if args.standin:
+        # one launch, every repeat: the engine's whole output is launch.log, each repeat's table its r<k>.log
+        log = os.path.join(args.out_dir, "launch.log")
+        result = run(cmd, log, args.timeout * args.repeats + grace, env=full_env)
+        text = _read(log)
+        result = judge_launch(result, args.launcher, text)
+        tables = split_repeats(text)
+        for k in range(1, args.repeats + 1):
+            if k in tables:
+                with open(os.path.join(args.out_dir, f"r{k}.log"), "w", encoding="utf-8") as fh:
+                    fh.write(tables[k])
+            add_sample(args.out_dir, dict(result, file=f"r{k}.log", finished=now(), console="launch.log"))
+        return 0
     for k in range(1, args.repeats + 1):
         out = os.path.join(args.out_dir, f"r{k}.log")
-        result = run(cmd, out, args.timeout, env=full_env)
+        result = run(cmd, out, args.timeout + grace, env=full_env)
+        if args.launcher in ("srun", "mpirun"):
+            result = judge_launch(result, args.launcher, _read(out))
         add_sample(args.out_dir, dict(result, file=f"r{k}.log", finished=now()))
     return 0
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
 
 
 if __name__ == "__main__":
