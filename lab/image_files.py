@@ -130,8 +130,32 @@ RestartSec=3
 WantedBy=multi-user.target
 """
 
+# The DGX image's Slurm and MUNGE units take their settings from the config disk (lab/vmconfig.py engine_files):
+# only the VM that the config disk marks runs slurmctld, and the munge key, unpacked as root at every boot, is
+# handed to munged's user first (munged refuses a key file it does not own).
+SLURMCTLD_DROPIN = """[Unit]
+# lab: the config disk of the first DGX carries this marker; the other DGX VMs run slurmd only
+ConditionPathExists=/etc/lab/slurmctld
+After=lab-config.service
+"""
+SLURMD_DROPIN = """[Unit]
+After=lab-config.service
+"""
+MUNGE_DROPIN = """[Unit]
+After=lab-config.service
+ConditionPathExists=/etc/munge/munge.key
+
+[Service]
+ExecStartPre=+/bin/chown munge:munge /etc/munge/munge.key
+ExecStartPre=+/bin/chmod 0400 /etc/munge/munge.key
+"""
+
 ROLE_FILES: dict[str, tuple[ImageFile, ...]] = {
-    "dgx": (),
+    "dgx": (
+        ImageFile("/etc/systemd/system/slurmctld.service.d/lab.conf", SLURMCTLD_DROPIN),
+        ImageFile("/etc/systemd/system/slurmd.service.d/lab.conf", SLURMD_DROPIN),
+        ImageFile("/etc/systemd/system/munge.service.d/lab.conf", MUNGE_DROPIN),
+    ),
     "storage": (
         # /ifs: the data disk `lab up` makes (XFS, label ifs); project quotas back the OneFS quotas.
         # Not `nofail`: boot (and so SSH, NFS, the OneFS simulator) waits for /ifs. Under TCG on a loaded host
@@ -172,7 +196,8 @@ MASK_UNITS = ("modprobe@drm.service", "modprobe@efi_pstore.service", "modprobe@d
 ROLE_ENABLE_UNITS: dict[str, tuple[str, ...]] = {
     # DGX OS (Ubuntu, systemd-networkd) waits for the network before remote mounts: so does the lab's DGX, whose
     # fstab mounts the exports at boot (its storage NICs are RequiredForOnline, lab/vmconfig.py)
-    "dgx": ("docker.service", "systemd-networkd-wait-online.service"),
+    "dgx": ("docker.service", "systemd-networkd-wait-online.service", "munge.service", "slurmd.service",
+            "slurmctld.service"),
     "storage": ("nfs-server.service", "onefs-sim.service"),
     "switch": ("frr.service",),
 }

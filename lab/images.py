@@ -73,7 +73,10 @@ DEFAULT_ROLES: tuple[RoleRecipe, ...] = (
         "dgx",
         ("python3-pip", "fio", "iperf3", "nfs-common", "docker.io", "iputils-ping",
          # community.docker needs requests on the node; fuser (psmisc) names who holds a busy mount
-         "python3-requests", "psmisc"),
+         "python3-requests", "psmisc",
+         # the launch engines (docs/launch-engines.md): Slurm 22.05 with MUNGE, its PMIx plugin's library
+         # (mpi_pmix_v4.so opens pmix2/lib/libpmix.so, which only libpmix-dev ships), Open MPI 4.1
+         "slurmd", "slurmctld", "slurm-client", "munge", "libpmix-dev", "openmpi-bin"),
         wheels=("torch==2.13.0", "numpy"),
         disk_gb=12,
     ),

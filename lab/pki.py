@@ -42,6 +42,16 @@ class Credentials:
     def host_key(self, node: str) -> Path:
         return self.ssh_key.parent / "hostkeys" / f"{node}_ed25519"
 
+    @property
+    def dgx_key(self) -> Path:
+        """root's key for SSH between the DGX VMs (mpirun starts its daemons over SSH); never leaves the lab."""
+        return self.ssh_key.parent / "dgx_ed25519"
+
+    @property
+    def munge_key(self) -> Path:
+        """The lab cluster's MUNGE key (Slurm's authentication), the same on every DGX VM."""
+        return self.secrets / "munge.key"
+
 
 def _run(argv: list[str]) -> None:
     proc = subprocess.run(argv, capture_output=True, text=True)
@@ -110,6 +120,13 @@ def ensure_credentials(run_dir: Path, nodes: list[str]) -> Credentials:
         d.chmod(0o700)
     creds = Credentials(ssh_dir / "id_ed25519", ssh_dir / "known_hosts", pki / "ca.pem", pki, sec)
     _ssh_keygen(creds.ssh_key, "powerscale-dgx-ra-lab")
+    _ssh_keygen(creds.dgx_key, "lab-dgx-to-dgx")
+    if not creds.munge_key.is_file() or creds.munge_key.stat().st_size < 1024:
+        # munged wants at least 32 bytes; mungekey(8) makes 1024 random bytes by default
+        fd = os.open(creds.munge_key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(1024))
+    creds.munge_key.chmod(0o600)
     for node in nodes:
         _ssh_keygen(creds.host_key(node), f"root@{node}")
     _ca(pki)

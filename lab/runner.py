@@ -386,9 +386,16 @@ class Lab:
                 "onefs_cert": (pem.read_bytes(), key.read_bytes()),
                 "onefs_password": creds.secret("powerscale_api_password"),
             }
+        authorized = creds.ssh_key.with_suffix(".pub").read_text().strip()
+        if node.role == "dgx":
+            authorized += "\n" + creds.dgx_key.with_suffix(".pub").read_text().strip()
         files_list = vmconfig.config_files(
-            node, self.topo, authorized_key=creds.ssh_key.with_suffix(".pub").read_text(),
+            node, self.topo, authorized_key=authorized,
             host_key=hk.read_bytes(), host_key_pub=hk.with_suffix(".pub").read_text(), **extra,
+        )
+        files_list += vmconfig.engine_files(
+            node, self.topo, munge_key=creds.munge_key.read_bytes(), dgx_key=creds.dgx_key.read_bytes(),
+            host_keys={n.name: creds.host_key(n.name).with_suffix(".pub").read_text() for n in vmconfig.dgx_nodes(self.topo)},
         )
         vmconfig.write_config_disk(files.config, files_list)
         return files

@@ -128,6 +128,115 @@ def config_files(
     return out
 
 
+# --- the launch engines: Slurm and Open MPI on the DGX VMs (docs/launch-engines.md) ---------------------------
+
+# Debian 12's Slurm 22.05 (slurm-wlm 22.05.8-4+deb12u3): paths as its packages make them (slurmctld's postinst
+# creates /var/lib/slurm/slurmctld and /var/log/slurm owned by slurm; the units' PIDFile is /run/<daemon>.pid).
+SLURM_PARTITION = "dgx"
+SLURM_CONTROLLER_MARKER = "etc/lab/slurmctld"   # slurmctld.service's ConditionPathExists (lab/image_files.py)
+
+
+def dgx_nodes(topo: Topology) -> list[Node]:
+    return sorted((n for n in topo.nodes if n.role == "dgx"), key=lambda n: n.index)
+
+
+def fabric_address(node: Node) -> str:
+    """The node's compute-fabric (cfab0, the IPoIB stand-in) address without its prefix length."""
+    addr = node.nic("cfab0").address
+    if not addr:
+        raise ValueError(f"{node.name}: cfab0 has no address: Slurm and mpirun reach the nodes over the fabric")
+    return addr.split("/")[0]
+
+
+def slurm_conf(topo: Topology) -> str:
+    """slurm.conf for the lab's DGX VMs: the first DGX runs slurmctld, every DGX slurmd, one partition of all,
+    every daemon addressed over cfab0 (the VMs' management NIC is qemu's user network, the same 10.0.2.15 on
+    every VM and unreachable from the others). Nothing is published on the host: the VMs' user networks forward
+    SSH only. RealMemory stays under the VM's memory (a node reporting less than slurm.conf says is drained
+    "Low RealMemory"); CPUs is the VM's vCPU count."""
+    dgx = dgx_nodes(topo)
+    if not dgx:
+        raise ValueError("the lab has no DGX node to run Slurm on")
+    ctl = dgx[0]
+    lines = [
+        "# Written by `python -m lab up` (lab/vmconfig.py slurm_conf) for Slurm 22.05 (Debian 12); rewritten at every",
+        "# boot from the VM's config disk. A site's Slurm is its own: the validation never writes one.",
+        "ClusterName=lab",
+        f"SlurmctldHost={ctl.name}({fabric_address(ctl)})",
+        "AuthType=auth/munge",
+        "SlurmUser=slurm",
+        "SlurmctldPort=6817",
+        "SlurmdPort=6818",
+        "StateSaveLocation=/var/lib/slurm/slurmctld",
+        "SlurmdSpoolDir=/var/lib/slurm/slurmd",
+        "SlurmctldPidFile=/run/slurmctld.pid",
+        "SlurmdPidFile=/run/slurmd.pid",
+        "SlurmctldLogFile=/var/log/slurm/slurmctld.log",
+        "SlurmdLogFile=/var/log/slurm/slurmd.log",
+        # linuxproc: no cgroup setup in the VMs; a step's processes are its tasks' descendants (the stand-ins'
+        # ranks do not daemonize)
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core",
+        "SchedulerType=sched/backfill",
+        # srun names its MPI plugin (--mpi=pmix), as the validation's command lines do
+        "MpiDefault=none",
+        # a VM powered off and on again (the fault cases) comes back into service by itself
+        "ReturnToService=2",
+        "SlurmctldTimeout=120",
+        "SlurmdTimeout=300",
+        "KillWait=30",
+        "InactiveLimit=0",
+        "MinJobAge=300",
+        "AccountingStorageType=accounting_storage/none",
+        "JobAcctGatherType=jobacct_gather/none",
+        "JobCompType=jobcomp/none",
+    ]
+    for n in dgx:
+        lines.append(f"NodeName={n.name} NodeAddr={fabric_address(n)} CPUs={n.cpus} "
+                     f"RealMemory={max(256, n.memory_mb // 2)} State=UNKNOWN")
+    lines.append(f"PartitionName={SLURM_PARTITION} Nodes={','.join(n.name for n in dgx)} Default=YES "
+                 "MaxTime=INFINITE State=UP")
+    return "\n".join(lines) + "\n"
+
+
+# Open MPI 4.1's out-of-band channel and TCP transport on the fabric only: every VM has 10.0.2.15 on mgmt0, which
+# ORTE would otherwise offer its peers (each would reach itself).
+OPENMPI_MCA_PARAMS = (
+    "# Written by `python -m lab up` (lab/vmconfig.py): the lab's mpirun talks over cfab0 only.\n"
+    "oob_tcp_if_include = cfab0\n"
+    "btl_tcp_if_include = cfab0\n"
+)
+
+
+def engine_files(node: Node, topo: Topology, *, munge_key: bytes, dgx_key: bytes,
+                 host_keys: dict[str, str]) -> list[GuestFile | GuestDir]:
+    """What a DGX VM needs for Slurm and mpirun: slurm.conf, the cluster's munge key, the controller marker on
+    the first DGX, Open MPI's fabric pinning, and root's key for SSH between the DGX VMs (mpirun starts its
+    daemons over SSH) with every DGX's host key pinned for its name and fabric address. [] for other roles."""
+    if node.role != "dgx":
+        return []
+    dgx = dgx_nodes(topo)
+    known = []
+    for n in dgx:
+        key_type, key_b64 = host_keys[n.name].split()[:2]
+        known.append(f"{n.name},{fabric_address(n)} {key_type} {key_b64}")
+    out: list[GuestFile | GuestDir] = [
+        GuestDir("etc/slurm"),
+        GuestFile("etc/slurm/slurm.conf", slurm_conf(topo).encode()),
+        GuestDir("etc/munge", 0o700),
+        GuestFile("etc/munge/munge.key", munge_key, 0o400),
+        GuestDir("etc/openmpi"),
+        GuestFile("etc/openmpi/openmpi-mca-params.conf", OPENMPI_MCA_PARAMS.encode()),
+        GuestFile("root/.ssh/id_ed25519", dgx_key, 0o600),
+        GuestFile("etc/ssh/ssh_known_hosts", ("\n".join(known) + "\n").encode()),
+    ]
+    if node.name == dgx[0].name:
+        out.append(GuestFile(SLURM_CONTROLLER_MARKER, b"this VM runs slurmctld (lab/vmconfig.py)\n"))
+    return out
+
+
 def write_config_disk(path: Path, files: list[GuestFile | GuestDir]) -> None:
     """Write the archive atomically (a running VM keeps reading its open copy)."""
     tmp = path.with_suffix(".tmp")

@@ -312,3 +312,60 @@ def test_host_service_argv_substitution():
     assert argv[:3] == ["/py", "-m", "lab.mlnxos_sim"]
     assert "/run/secrets/qm8700_api_password" in argv
     assert not any("{" in a for a in argv)
+
+
+# ---------------------------------------------------------------- the launch engines (Slurm, Open MPI) on the DGX VMs
+
+
+def test_slurm_conf_puts_every_dgx_in_one_partition_over_the_fabric():
+    conf = vmconfig.slurm_conf(topo())
+    lines = conf.splitlines()
+    assert "SlurmctldHost=dgx01(203.0.113.11)" in lines and "AuthType=auth/munge" in lines
+    assert "NodeName=dgx01 NodeAddr=203.0.113.11 CPUs=2 RealMemory=1024 State=UNKNOWN" in lines
+    assert "NodeName=dgx02 NodeAddr=203.0.113.12 CPUs=2 RealMemory=1024 State=UNKNOWN" in lines
+    assert "PartitionName=dgx Nodes=dgx01,dgx02 Default=YES MaxTime=INFINITE State=UP" in lines
+    # the paths Debian 12's packages make and its units' PID files
+    assert "StateSaveLocation=/var/lib/slurm/slurmctld" in lines and "SlurmdPidFile=/run/slurmd.pid" in lines
+    assert "MpiDefault=none" in lines  # the validation names --mpi=pmix itself
+    three = vmconfig.slurm_conf(topo(dgx_count=3))
+    assert "NodeName=dgx03 NodeAddr=203.0.113.13" in three and "Nodes=dgx01,dgx02,dgx03 " in three
+
+
+def test_engine_files_only_on_dgx_and_the_controller_marker_on_the_first(tmp_path):
+    t = topo()
+    keys = {n.name: f"ssh-ed25519 KEY{n.name} root@{n.name}" for n in vmconfig.dgx_nodes(t)}
+    files = {f.path: f for f in vmconfig.engine_files(t.node("dgx01"), t, munge_key=b"M" * 1024, dgx_key=b"PRIV",
+                                                        host_keys=keys)}
+    assert files["etc/munge/munge.key"].mode == 0o400 and files["root/.ssh/id_ed25519"].mode == 0o600
+    assert vmconfig.SLURM_CONTROLLER_MARKER in files
+    assert files["etc/slurm/slurm.conf"].data.decode() == vmconfig.slurm_conf(t)
+    assert files["etc/ssh/ssh_known_hosts"].data.decode().splitlines() == [
+        "dgx01,203.0.113.11 ssh-ed25519 KEYdgx01", "dgx02,203.0.113.12 ssh-ed25519 KEYdgx02"]
+    assert "oob_tcp_if_include = cfab0" in files["etc/openmpi/openmpi-mca-params.conf"].data.decode()
+    dgx02 = [f.path for f in vmconfig.engine_files(t.node("dgx02"), t, munge_key=b"M", dgx_key=b"P", host_keys=keys)]
+    assert vmconfig.SLURM_CONTROLLER_MARKER not in dgx02 and "etc/slurm/slurm.conf" in dgx02
+    assert vmconfig.engine_files(t.node("powerscale01"), t, munge_key=b"M", dgx_key=b"P", host_keys=keys) == []
+    disk = tmp_path / "cfg.tar"
+    vmconfig.write_config_disk(disk, list(files.values()))
+    with tarfile.open(disk) as tar:
+        assert tar.getmember("etc/munge/munge.key").mode == 0o400
+
+
+def test_dgx_image_has_the_engines_and_starts_them():
+    r = images.Recipe()
+    assert {"slurmd", "slurmctld", "slurm-client", "munge", "libpmix-dev", "openmpi-bin"} <= set(r.role("dgx").packages)
+    assert {"munge.service", "slurmd.service", "slurmctld.service"} <= set(image_files.ROLE_ENABLE_UNITS["dgx"])
+    dropins = {f.path: f.content for f in image_files.ROLE_FILES["dgx"]}
+    assert "ConditionPathExists=/etc/lab/slurmctld" in dropins["/etc/systemd/system/slurmctld.service.d/lab.conf"]
+    assert "/" + vmconfig.SLURM_CONTROLLER_MARKER in dropins["/etc/systemd/system/slurmctld.service.d/lab.conf"]
+    assert "ExecStartPre=+/bin/chown munge:munge /etc/munge/munge.key" in dropins[
+        "/etc/systemd/system/munge.service.d/lab.conf"]
+
+
+def test_credentials_carry_a_munge_key_and_the_dgx_to_dgx_key(tmp_path):
+    creds = pki.ensure_credentials(tmp_path / "run", ["dgx01"])
+    key = creds.munge_key.read_bytes()
+    assert len(key) == 1024 and creds.munge_key.stat().st_mode & 0o777 == 0o600
+    assert creds.dgx_key.is_file() and creds.dgx_key.with_suffix(".pub").read_text().startswith("ssh-ed25519 ")
+    again = pki.ensure_credentials(tmp_path / "run", ["dgx01"])
+    assert again.munge_key.read_bytes() == key  # kept across `up`s: every VM keeps the same key
