@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -322,7 +323,12 @@ def run_ddp(tmp_path: Path, env: dict[str, str], runtime: str, *extra: str, this
 
 def test_ddp_ranks_under_srun_one_launch_from_the_first_node(tmp_path):
     env = fake_engine(tmp_path, "srun", f"cat {REAL / 'srun-step-time-limit.txt'} >&2; exit 143")
-    assert run_ddp(tmp_path, env, "srun", this_node="dgx02") is None   # only the first node launches
+    # the other node launches nothing: it stays while its ranks (here a stand-in process named like one) train,
+    # so the utilisation sampler that wraps it samples the training
+    rank = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)", "ddp_train.py", str(tmp_path / "n2")])
+    t0 = time.monotonic()
+    assert run_ddp(tmp_path, env, "srun", "--alloc-wait", "0", this_node="dgx02") is None
+    assert rank.poll() is not None and time.monotonic() - t0 >= 2.5
     meta = run_ddp(tmp_path, env, "srun")
     cmd = meta["command"]
     assert meta["engine"] == "srun" and meta["peers"] == [] and cmd[:2] == ["srun", "--mpi=pmix"]
@@ -389,3 +395,31 @@ def test_resolve_refuses_the_ssh_path_on_a_site_and_unknown_engines():
     proc = subprocess.run([sys.executable, str(RUNNERS / "engines.py"), "resolve", "ssh", "auto", "docker", "false"],
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "validation_lab_standins is false" in proc.stderr
+
+
+def test_a_job_slurm_still_holds_after_srun_ended_is_cancelled_and_named(tmp_path):
+    env = fake_engine(tmp_path, "srun", f"cat {REAL / 'srun-tasks-exited-1.txt'} >&2; exit 1")
+    bindir = tmp_path / "bin"
+    (bindir / "squeue").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {tmp_path}/squeue-argv\necho "4711 RUNNING"\n')
+    (bindir / "scancel").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {tmp_path}/scancel-argv\n')
+    for name in ("squeue", "scancel"):
+        (bindir / name).chmod(0o755)
+    meta = run_nccl(tmp_path, env, "--launcher", "srun")
+    assert meta["samples"][0]["reason"] == ("srun: tasks 10-11 on taurusi2031 exited with code 1; Slurm job 4711 "
+                                            "(RUNNING) was still there after srun ended: cancelled")
+    assert (tmp_path / "squeue-argv").read_text().splitlines()[:3] == ["--me", "-h", "--name=validation-nccl-all"]
+    assert (tmp_path / "scancel-argv").read_text().split() == ["4711"]
+
+
+def test_nothing_left_behind_adds_nothing():
+    eng = engines()
+    assert eng.note_leftovers({"rc": 0, "timed_out": False}, []) == {"rc": 0, "timed_out": False}
+    marked = eng.note_leftovers({"rc": 0, "timed_out": False}, ["Slurm job 1 (PENDING) was still there"])
+    assert marked["engine_failed"] is True and marked["reason"] == "Slurm job 1 (PENDING) was still there"
+
+
+def test_wait_for_ranks_gives_up_when_none_appear():
+    sys.path.insert(0, str(RUNNERS))
+    common = importlib.import_module("common")
+    got = common.wait_for_ranks(["ddp_train.py", "/no/such/case-dir"], appear_s=0.5, finish_s=5, poll_s=0.1)
+    assert got["ranks_seen"] is False and got["gave_up"] is True and got["waited_s"] < 2

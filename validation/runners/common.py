@@ -163,6 +163,39 @@ def run_env_workers(cmd: list[str], *, nodes: list[str], this_node: str, procs_p
     return outcome(rc, timed_out, started, timeout_s, f"a worker ({os.path.basename(cmd[1] if len(cmd) > 1 else cmd[0])})")
 
 
+def _processes_with(needles: list[str]) -> list[int]:
+    """PIDs of this node's processes whose command line holds every needle (read from /proc)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if all(n in cmdline for n in needles):
+            pids.append(int(entry))
+    return pids
+
+
+def wait_for_ranks(needles: list[str], appear_s: float, finish_s: float, poll_s: float = 1.0) -> dict[str, Any]:
+    """On a node whose ranks another node's engine (srun, mpirun) starts: wait for them to appear (a process whose
+    command line holds every needle) and then to end, so that what wraps this runner (util_sampler.py) samples
+    the node while it trains. Bounded both ways; says what it saw."""
+    started = time.time()
+    seen = False
+    while time.time() - started < appear_s + finish_s:
+        present = bool(_processes_with(needles))
+        seen = seen or present
+        if seen and not present:
+            return {"ranks_seen": True, "waited_s": round(time.time() - started, 1)}
+        if not seen and time.time() - started > appear_s:
+            break
+        time.sleep(poll_s)
+    return {"ranks_seen": seen, "waited_s": round(time.time() - started, 1), "gave_up": True}
+
+
 def _kill_all(procs: list[subprocess.Popen]) -> None:
     for p in procs:
         if p.poll() is None:

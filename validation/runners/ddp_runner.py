@@ -29,8 +29,16 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, scrub_env
-from engines import ENGINE_GRACE_S, LaunchSpec, judge_launch, launch_command
+from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, scrub_env, wait_for_ranks
+from engines import (
+    ENGINE_GRACE_S,
+    LaunchSpec,
+    cancel_leftovers,
+    job_name,
+    judge_launch,
+    launch_command,
+    note_leftovers,
+)
 
 
 def train_args(args: argparse.Namespace) -> list[str]:
@@ -65,7 +73,7 @@ def launch_spec(args: argparse.Namespace, engine: str, procs: int, env_keys: lis
     return LaunchSpec(engine=engine, nodes=tuple(hostnames), addrs=tuple(addrs) if len(addrs) == len(nodes)
                       else tuple(nodes), procs_per_node=procs,
                       gpus_per_node=args.procs_per_node if args.gpus else 0, time_limit_s=args.timeout,
-                      job_name=f"validation-ddp-{args.case}", export=tuple(sorted(env_keys)),
+                      job_name=job_name("ddp", args.case), export=tuple(sorted(env_keys)),
                       partition=args.partition, alloc_wait_s=args.alloc_wait, container_image=image,
                       container_mounts=mounts)
 
@@ -147,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     is_launcher = args.this_node == nodes[0]
     one_launch = args.runtime in ("pyxis", "srun", "mpirun")   # the engine starts every node's share
     if one_launch and not is_launcher:
+        if args.runtime in ("srun", "mpirun"):
+            # stay while this node's ranks train, so util_sampler.py (which wraps this runner) samples them
+            # (the launcher's allocation may take alloc_wait; its step starts the ranks within seconds after)
+            wait_for_ranks(["ddp_train.py", args.out_dir], appear_s=args.alloc_wait + 60.0,
+                           finish_s=args.timeout + ENGINE_GRACE_S)
         return 0
     os.makedirs(args.out_dir, exist_ok=True)
     env = dict(os.environ)
@@ -180,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         if engine_name in ("srun", "mpirun"):
             with open(log, encoding="utf-8", errors="replace") as fh:
                 result = judge_launch(result, engine_name, fh.read())
+        if engine_name == "srun":
+            result = note_leftovers(result, cancel_leftovers(job_name("ddp", args.case)))
     samples = [dict(result, file=f"{m}-r{k}.json", mode=m, finished=now(), console=os.path.basename(log))
                for m in modes for k in range(1, args.repeats + 1)]
     if is_launcher:

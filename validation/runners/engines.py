@@ -74,6 +74,11 @@ class LaunchSpec:
             raise ValueError(f"mpirun needs one address per node: nodes {list(self.nodes)}, addrs {list(self.addrs)}")
 
 
+def job_name(stage: str, case: str) -> str:
+    """srun --job-name of one case: what squeue shows and what cancel_leftovers looks for."""
+    return f"validation-{stage}-{case}"
+
+
 def slurm_minutes(seconds: float) -> int:
     """srun --time in whole minutes, rounded up (at least 1: --time=0 means no limit to Slurm)."""
     return max(1, math.ceil(seconds / 60.0))
@@ -262,6 +267,34 @@ def judge_launch(result: Mapping[str, object], engine: str, text: str) -> dict[s
     out["reason"] = reason
     if out.get("rc") == 0 and not out.get("timed_out"):
         out["engine_failed"] = True
+    return out
+
+
+def cancel_leftovers(job_name: str) -> list[str]:
+    """After srun ended: this launch's jobs Slurm still holds (an srun killed at the backstop can leave its
+    allocation behind), cancelled with scancel and named, so a failed case leaves nothing running. [] where
+    there is no squeue (mpirun) or nothing was left."""
+    if shutil.which("squeue") is None:
+        return []
+    q = subprocess.run(["squeue", "--me", "-h", f"--name={job_name}", "-o", "%i %T"], capture_output=True, text=True,
+                       timeout=60, check=False)
+    jobs = [line.split() for line in q.stdout.splitlines() if line.strip()]
+    if not jobs:
+        return []
+    c = subprocess.run(["scancel", *[j[0] for j in jobs]], capture_output=True, text=True, timeout=60, check=False)
+    done = "cancelled" if c.returncode == 0 else f"scancel failed (exit {c.returncode}: {c.stderr.strip()[:200]})"
+    return [f"Slurm job {j[0]} ({j[1] if len(j) > 1 else '?'}) was still there after srun ended: {done}" for j in jobs]
+
+
+def note_leftovers(result: Mapping[str, object], leftovers: list[str]) -> dict[str, object]:
+    """A launch's record with what cancel_leftovers found: a job left behind fails the sample, named."""
+    out = dict(result)
+    if leftovers:
+        prior = [str(out["reason"])] if out.get("reason") else []
+        out["reason"] = "; ".join(prior + leftovers)
+        out["leftovers"] = leftovers
+        if out.get("rc") == 0 and not out.get("timed_out"):
+            out["engine_failed"] = True
     return out
 
 

@@ -32,7 +32,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, save_meta, scrub_env
-from engines import ENGINE_GRACE_S, LaunchSpec, judge_launch, launch_command
+from engines import (
+    ENGINE_GRACE_S,
+    LaunchSpec,
+    cancel_leftovers,
+    job_name,
+    judge_launch,
+    launch_command,
+    note_leftovers,
+)
 
 
 def compute_hcas() -> list[str]:
@@ -88,7 +96,7 @@ def launch_spec(args: argparse.Namespace, env: dict[str, str]) -> LaunchSpec:
                       else tuple(nodes), procs_per_node=args.gpus_per_node,
                       gpus_per_node=0 if args.standin else args.gpus_per_node,
                       time_limit_s=args.timeout * (args.repeats if args.standin else 1),
-                      job_name=f"validation-nccl-{args.case}", export=tuple(sorted(env)), partition=args.partition,
+                      job_name=job_name("nccl", args.case), export=tuple(sorted(env)), partition=args.partition,
                       alloc_wait_s=args.alloc_wait, container_image=image,
                       container_mounts=(args.container_mounts or "") if image else "",
                       extra=tuple((args.srun_arg if args.launcher == "srun" else args.mpirun_arg) or []))
@@ -210,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run(cmd, log, args.timeout * args.repeats + grace, env=full_env)
         text = _read(log)
         result = judge_launch(result, args.launcher, text)
+        if args.launcher == "srun":
+            result = note_leftovers(result, cancel_leftovers(job_name("nccl", args.case)))
         tables = split_repeats(text)
         for k in range(1, args.repeats + 1):
             if k in tables:
@@ -222,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run(cmd, out, args.timeout + grace, env=full_env)
         if args.launcher in ("srun", "mpirun"):
             result = judge_launch(result, args.launcher, _read(out))
+        if args.launcher == "srun":
+            result = note_leftovers(result, cancel_leftovers(job_name("nccl", args.case)))
         add_sample(args.out_dir, dict(result, file=f"r{k}.log", finished=now()))
     return 0
 
