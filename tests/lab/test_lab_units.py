@@ -369,3 +369,10 @@ def test_credentials_carry_a_munge_key_and_the_dgx_to_dgx_key(tmp_path):
     assert creds.dgx_key.is_file() and creds.dgx_key.with_suffix(".pub").read_text().startswith("ssh-ed25519 ")
     again = pki.ensure_credentials(tmp_path / "run", ["dgx01"])
     assert again.munge_key.read_bytes() == key  # kept across `up`s: every VM keeps the same key
+
+
+def test_slurm_conf_sets_only_parameters_of_the_22_05_manual():
+    terms = set((ROOT / "tests/fixtures/slurm/manual/slurm.conf.5-22.05.8-terms.txt").read_text().split())
+    keys = {tok.split("=", 1)[0] for line in vmconfig.slurm_conf(topo()).splitlines() if not line.startswith("#")
+            for tok in line.split() if "=" in tok}
+    assert keys and keys <= terms, f"not in slurm.conf(5) of 22.05.8: {sorted(keys - terms)}"
