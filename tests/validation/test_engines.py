@@ -127,7 +127,15 @@ EXPECTED_FAILURES = {
 MPIRUN_FAILURES = {
     "mpirun-4-process-exit.txt": ["rank 0 exited with code 1 and mpirun aborted the job"],
     "mpirun-4-timeout.txt": ["mpirun's time limit of 2 s was reached and the job aborted"],
+    # Debian 12's own Open MPI 4.1.4 running engines.launch_command's mpirun line (SOURCES says how)
+    "mpirun-4.1.4-debian12-rank-exit.txt": ["rank 1 exited with code 3 and mpirun aborted the job"],
+    "mpirun-4.1.4-debian12-timeout.txt": ["mpirun's time limit of 3 s was reached and the job aborted"],
+    "mpirun-4.1.4-debian12-orte-init-failed.txt": [
+        "mpirun could not start its runtime (orte_init failed: opal_pmix_base_select failed; Returned value Not "
+        "found (-13) instead of ORTE_SUCCESS); components it could not open: mca_pmix_ext3x: libmunge.so.2: cannot "
+        "open shared object file: No such file or directory"],
 }
+MPIRUN_CLEAN = ("mpirun-4.1.4-debian12-ranks.txt",)
 PMIX_FAILURES = ("srun-mpi-pmix-plugin-missing.txt", "srun-mpi-pmix-library-missing.txt")
 MPI_LISTS = {
     "srun-mpi-list-pmix_v3.txt": (("cray_shasta", "none", "pmi2", "pmix"), ("pmix_v3",), True),
@@ -142,7 +150,7 @@ def test_every_real_output_is_described_and_read():
     files = {p.name for p in REAL.glob("*.txt")}
     assert files == described, f"files without a SOURCES entry: {files - described}; entries without a file: " \
                                f"{described - files}"
-    covered = set(EXPECTED_FAILURES) | set(MPIRUN_FAILURES) | set(PMIX_FAILURES) | set(MPI_LISTS)
+    covered = set(EXPECTED_FAILURES) | set(MPIRUN_FAILURES) | set(PMIX_FAILURES) | set(MPI_LISTS) | set(MPIRUN_CLEAN)
     assert files <= covered, f"real outputs no test reads: {files - covered}"
 
 
@@ -423,3 +431,14 @@ def test_wait_for_ranks_gives_up_when_none_appear():
     common = importlib.import_module("common")
     got = common.wait_for_ranks(["ddp_train.py", "/no/such/case-dir"], appear_s=0.5, finish_s=5, poll_s=0.1)
     assert got["ranks_seen"] is False and got["gave_up"] is True and got["waited_s"] < 2
+
+
+def test_debian_open_mpi_ran_the_line_with_the_ranks_and_the_environment():
+    """The mpirun line as Debian 12's Open MPI 4.1.4 ran it: two ranks, each with torch's variables from
+    OMPI_COMM_WORLD_* (engines.rank_env) and the exported NCCL_ALGO / MASTER_ADDR; no failure read into it."""
+    text = real("mpirun-4.1.4-debian12-ranks.txt")
+    assert engines().engine_failures("mpirun", text) == []
+    assert "[1,0]<stdout>:rank 0 world 2 local 0 algo Ring master 127.0.0.1" in text.splitlines()
+    rank1 = "".join(part for line in text.splitlines() if line.startswith("[1,1]<stdout>:")
+                    for part in line.split("[1,1]<stdout>:") if part)
+    assert rank1 == "rank 1 world 2 local 1 algo Ring master 127.0.0.1"

@@ -196,6 +196,10 @@ _SRUN_STEP_STUCK = re.compile(r"^srun: error: (?P<why>Timed out waiting for job 
 _SRUN_NODE_FAIL = re.compile(r"^srun: error: (?P<why>Node failure on \S+)\s*$", re.M)
 _MPIRUN_EXIT = re.compile(r"one or more processes exited with non-zero status.*?Process name: \[\[\d+,\d+\],"
                           r"(?P<rank>\d+)\]\s+Exit code:\s+(?P<code>\d+)", re.S)
+_MPIRUN_INIT = re.compile(r"It looks like orte_init failed.*?Open MPI developer\):\s*\n\s*(?P<what>\S.*?)\s*\n"
+                          r"\s*--> (?P<ret>.+?)\s*$", re.S | re.M)
+_MPIRUN_UNOPENED = re.compile(r"mca_base_component_repository_open: unable to open (?P<comp>\S+): (?P<why>.+?)"
+                              r"(?: \(ignored\))?\s*$", re.M)
 _MPIRUN_TIMEOUT = re.compile(r"The user-provided time limit for job execution has been\s+reached:\s+"
                              r"(?:Timeout|MPIEXEC_TIMEOUT): (?P<secs>\d+) seconds", re.S)
 
@@ -231,6 +235,10 @@ def _srun_failures(text: str) -> list[str]:
 
 def _mpirun_failures(text: str) -> list[str]:
     out = []
+    for m in _MPIRUN_INIT.finditer(text):
+        missing = [f"{u['comp']}: {u['why']}" for u in _MPIRUN_UNOPENED.finditer(text)]
+        out.append(f"mpirun could not start its runtime (orte_init failed: {m['what']}; {m['ret']})"
+                   + (f"; components it could not open: {'; '.join(missing)}" if missing else ""))
     for m in _MPIRUN_TIMEOUT.finditer(text):
         out.append(f"mpirun's time limit of {m['secs']} s was reached and the job aborted")
     for m in _MPIRUN_EXIT.finditer(text):

@@ -157,7 +157,10 @@ def main() -> None:
     for k in range(1, args.repeats + 1):
         lines = header(args, hosts, world) + one_sweep(args, rank, world)
         if rank == 0 and args.stdout:
-            print(f"# stand-in repeat {k} of {args.repeats}\n" + "\n".join(lines), flush=True)
+            # one write per line: mpirun --tag-output tags every piece it reads, so a line written in pieces
+            # would come back cut by tags (tests/fixtures/slurm/real/mpirun-4.1.4-debian12-ranks.txt)
+            for line in [f"# stand-in repeat {k} of {args.repeats}", *lines]:
+                os.write(1, (line + "\n").encode())
         elif rank == 0:
             path = os.path.join(args.out_dir, f"r{k}.log")
             with open(path + ".tmp", "w", encoding="utf-8") as fh:
