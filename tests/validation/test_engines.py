@@ -123,6 +123,18 @@ EXPECTED_FAILURES = {
                                    "failure"],
     "srun-step-node-config-unavailable.txt": ["Slurm could not start the step in job 17627941: Requested node "
                                               "configuration is not available"],
+    # Debian 12's own Slurm 22.05.8 running engines.launch_command's srun line (SOURCES says how)
+    "srun-22.05.8-debian12-rank-exit.txt": ["task 1 on vm exited with code 3"],
+    "srun-22.05.8-debian12-unknown-node.txt": ["Slurm could not allocate the nodes: Invalid node name specified"],
+    "srun-22.05.8-debian12-more-tasks-than-cpus.txt": [
+        "Slurm could not allocate the nodes: Requested nodes are busy (Requested partition configuration not "
+        "available now)"],
+    "srun-22.05.8-debian12-drained.txt": [
+        "Slurm could not allocate the nodes: Requested nodes are busy (Required node not available (down, drained "
+        "or reserved))"],
+    "srun-22.05.8-debian12-time-limit.txt": ["Slurm cancelled step 5.0 on vm at 2026-11-26T16:56:54 due to time "
+                                             "limit"],
+    "srun-22.05.8-debian12-gpus-without-gres.txt": ["Invalid generic resource (gres) specification"],
 }
 MPIRUN_FAILURES = {
     "mpirun-4-process-exit.txt": ["rank 0 exited with code 1 and mpirun aborted the job"],
@@ -136,12 +148,15 @@ MPIRUN_FAILURES = {
         "open shared object file: No such file or directory"],
 }
 MPIRUN_CLEAN = ("mpirun-4.1.4-debian12-ranks.txt",)
-PMIX_FAILURES = ("srun-mpi-pmix-plugin-missing.txt", "srun-mpi-pmix-library-missing.txt")
+SRUN_CLEAN = ("srun-22.05.8-debian12-ranks.txt",)
+PMIX_FAILURES = ("srun-mpi-pmix-plugin-missing.txt", "srun-mpi-pmix-library-missing.txt",
+                 "srun-22.05.8-debian12-without-libpmix-dev.txt")
 MPI_LISTS = {
     "srun-mpi-list-pmix_v3.txt": (("cray_shasta", "none", "pmi2", "pmix"), ("pmix_v3",), True),
     "srun-mpi-list-pmix_v4-24.05.2.txt": (("none", "pmi2", "cray_shasta", "pmix"), ("pmix_v4",), True),
     "srun-mpi-list-no-pmix.txt": (("cray_shasta", "none", "pmi2"), (), False),
     "srun-mpi-pmix-library-missing.txt": (("none", "pmix", "cray_shasta", "pmi2"), ("pmix_v5",), True),
+    "srun-22.05.8-debian12-mpi-list.txt": (("pmix", "none", "cray_shasta", "pmi2"), ("pmix_v4",), True),
 }
 
 
@@ -150,7 +165,7 @@ def test_every_real_output_is_described_and_read():
     files = {p.name for p in REAL.glob("*.txt")}
     assert files == described, f"files without a SOURCES entry: {files - described}; entries without a file: " \
                                f"{described - files}"
-    covered = set(EXPECTED_FAILURES) | set(MPIRUN_FAILURES) | set(PMIX_FAILURES) | set(MPI_LISTS) | set(MPIRUN_CLEAN)
+    covered = set(EXPECTED_FAILURES) | set(MPIRUN_FAILURES) | set(PMIX_FAILURES) | set(MPI_LISTS) | set(MPIRUN_CLEAN) | set(SRUN_CLEAN)
     assert files <= covered, f"real outputs no test reads: {files - covered}"
 
 
@@ -240,7 +255,7 @@ def test_engines_module_is_plain_python_38():
     """It runs on the nodes from the runners' directory: standard library only."""
     text = Path(ROOT / "validation/runners/engines.py").read_text()
     imports = {line.split()[1].split(".")[0] for line in text.splitlines() if line.startswith(("import ", "from "))}
-    assert imports <= {"__future__", "json", "math", "re", "shutil", "socket", "subprocess", "sys", "collections",
+    assert imports <= {"__future__", "json", "math", "re", "shutil", "socket", "subprocess", "sys", "time", "collections",
                        "dataclasses"}
 
 
@@ -442,3 +457,23 @@ def test_debian_open_mpi_ran_the_line_with_the_ranks_and_the_environment():
     rank1 = "".join(part for line in text.splitlines() if line.startswith("[1,1]<stdout>:")
                     for part in line.split("[1,1]<stdout>:") if part)
     assert rank1 == "rank 1 world 2 local 1 algo Ring master 127.0.0.1"
+
+
+def test_debian_slurm_ran_the_line_with_the_ranks_and_the_environment():
+    """The srun line as Debian 12's Slurm 22.05.8 ran it: two tasks, each with torch's variables from SLURM_*
+    (engines.rank_env) and the exported NCCL_ALGO / MASTER_ADDR (--export=ALL); no failure read into it."""
+    text = real("srun-22.05.8-debian12-ranks.txt")
+    assert engines().engine_failures("srun", text) == []
+    assert sorted(text.splitlines()) == ["rank 0 world 2 local 0 algo Ring master 127.0.0.1",
+                                         "rank 1 world 2 local 1 algo Ring master 127.0.0.1"]
+
+
+def test_a_job_still_completing_after_srun_is_waited_for_not_cancelled(tmp_path, monkeypatch):
+    """Debian's 22.05.8 showed the job COMPLETING right after a successful srun returned (SOURCES): that is Slurm
+    finishing it, not a job left behind."""
+    eng = engines()
+    answers = iter([[["3", "COMPLETING"]], [["3", "COMPLETING"]], []])
+    monkeypatch.setattr(eng.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(eng, "_jobs_named", lambda name: next(answers))
+    monkeypatch.setattr(eng.time, "sleep", lambda s: None)
+    assert eng.cancel_leftovers("validation-nccl-all") == []

@@ -35,6 +35,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -193,6 +194,7 @@ _SRUN_TASKS_OTHER = re.compile(r"^srun: error: (?P<node>\S+): tasks? (?P<tasks>[
 _SRUN_MPI = re.compile(r"^srun: error: (?P<why>.*(?:pmi/pmix: can not load PMIx library|invalid MPI type|"
                        r"Invalid MPI type|cannot find mpi plugin).*?)\s*$", re.M)
 _SRUN_STEP_STUCK = re.compile(r"^srun: error: (?P<why>Timed out waiting for job step to complete)\s*$", re.M)
+_SRUN_ANY_ERROR = re.compile(r"^srun: error: (?P<why>.+?)\s*$", re.M)
 _SRUN_NODE_FAIL = re.compile(r"^srun: error: (?P<why>Node failure on \S+)\s*$", re.M)
 _MPIRUN_EXIT = re.compile(r"one or more processes exited with non-zero status.*?Process name: \[\[\d+,\d+\],"
                           r"(?P<rank>\d+)\]\s+Exit code:\s+(?P<code>\d+)", re.S)
@@ -230,6 +232,8 @@ def _srun_failures(text: str) -> list[str]:
     if not out:  # only consequences (Terminated, Killed): still the engine's word on why the ranks ended
         for m in _SRUN_TASKS_OTHER.finditer(text):
             out.append(f"tasks {m['tasks']} on {m['node']}: {m['what']}")
+    if not out:  # any other refusal srun printed, in its own words (an invalid --gpus-per-node on nodes without GRES)
+        out = [m["why"] for m in _SRUN_ANY_ERROR.finditer(text)][:3]
     return list(dict.fromkeys(out))
 
 
@@ -278,15 +282,24 @@ def judge_launch(result: Mapping[str, object], engine: str, text: str) -> dict[s
     return out
 
 
-def cancel_leftovers(job_name: str) -> list[str]:
-    """After srun ended: this launch's jobs Slurm still holds (an srun killed at the backstop can leave its
-    allocation behind), cancelled with scancel and named, so a failed case leaves nothing running. [] where
-    there is no squeue (mpirun) or nothing was left."""
-    if shutil.which("squeue") is None:
-        return []
+def _jobs_named(job_name: str) -> list[list[str]]:
     q = subprocess.run(["squeue", "--me", "-h", f"--name={job_name}", "-o", "%i %T"], capture_output=True, text=True,
                        timeout=60, check=False)
-    jobs = [line.split() for line in q.stdout.splitlines() if line.strip()]
+    return [line.split() for line in q.stdout.splitlines() if line.strip()]
+
+
+def cancel_leftovers(job_name: str, completing_s: float = 60.0) -> list[str]:
+    """After srun ended: this launch's jobs Slurm still holds (an srun killed at the backstop can leave its
+    allocation behind), cancelled with scancel and named, so a failed case leaves nothing running. A job still
+    COMPLETING right after srun returned is Slurm finishing it (seen after successful runs of Debian's 22.05.8):
+    it is given completing_s to go. [] where there is no squeue (mpirun) or nothing was left."""
+    if shutil.which("squeue") is None:
+        return []
+    deadline = time.monotonic() + completing_s
+    jobs = _jobs_named(job_name)
+    while jobs and all(j[1:] == ["COMPLETING"] for j in jobs) and time.monotonic() < deadline:
+        time.sleep(1.0)
+        jobs = _jobs_named(job_name)
     if not jobs:
         return []
     c = subprocess.run(["scancel", *[j[0] for j in jobs]], capture_output=True, text=True, timeout=60, check=False)
