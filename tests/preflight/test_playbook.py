@@ -123,3 +123,34 @@ def test_clear_text_detection():
     assert not plugin.is_clear_text(None)
     encrypted = type("EncryptedString", (), {})()
     assert not plugin.is_clear_text(encrypted)
+
+
+def slurm_stand_ins(tmp_path: Path, mpi_list: str) -> dict[str, str]:
+    """srun/sinfo on PATH answering as a real Slurm does (tests/fixtures/slurm/real), all nodes idle."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(parents=True)
+    (bindir / "srun").write_text(f"#!/bin/sh\ncat {ROOT / 'tests/fixtures/slurm/real' / mpi_list}\n")
+    (bindir / "sinfo").write_text('#!/bin/sh\nprintf "%s idle\\n" "$(hostname -s)"\n')
+    for f in bindir.iterdir():
+        f.chmod(0o755)
+    return {"PATH": f"{bindir}:{os.environ['PATH']}"}
+
+
+def test_targets_slurm_without_pmix_stops_before_any_measurement(tmp_path):
+    """validation_engine auto on DGX nodes whose Slurm offers no pmix (srun --mpi=list of openpmix/prrte#1635):
+    preflight names the host and the fix and nothing after it runs; with mpirun as the engine it passes."""
+    extra = json.dumps({"dgx_supported_os": HERE_OS, "preflight_target_os": {"sn3700v": HERE_OS}})
+    env = slurm_stand_ins(tmp_path, "srun-mpi-list-no-pmix.txt")
+    rc, out, plays = play(*inventory_args("inventories/production"), "-i", LOCAL, "site.yml", "-e", extra, env=env)
+    assert rc != 0
+    assert re.search(r"dgx0\d: Slurm cannot launch the validation \(validation_engine auto, partition the default\): "
+                     r"srun --mpi=list offers no pmix \(it offers cray_shasta, none, pmi2\)", out), out[-3000:]
+    assert "validation_engine: mpirun" in out
+    assert plays == ["Preflight | inventory rules", "Preflight | target checks"], plays
+    rc, out, _ = play(*inventory_args("inventories/production"), "-i", LOCAL, "playbooks/preflight.yml", "-e", extra,
+                      "-e", "validation_engine=mpirun", env=env)
+    assert rc == 0, out[-3000:]
+    ok = slurm_stand_ins(tmp_path / "ok", "srun-mpi-list-pmix_v4-24.05.2.txt")
+    rc, out, _ = play(*inventory_args("inventories/production"), "-i", LOCAL, "playbooks/preflight.yml", "-e", extra,
+                      env=ok)
+    assert rc == 0, out[-3000:]
