@@ -135,6 +135,8 @@ EXPECTED_FAILURES = {
     "srun-22.05.8-debian12-time-limit.txt": ["Slurm cancelled step 5.0 on vm at 2026-11-26T16:56:54 due to time "
                                              "limit"],
     "srun-22.05.8-debian12-gpus-without-gres.txt": ["Invalid generic resource (gres) specification"],
+    "srun-22.05.8-debian12-launch-failed-exit-0.txt": ["task 0 launch failed: Unspecified error",
+                                                       "task 1 launch failed: Unspecified error"],
 }
 MPIRUN_FAILURES = {
     "mpirun-4-process-exit.txt": ["rank 0 exited with code 1 and mpirun aborted the job"],
@@ -477,3 +479,11 @@ def test_a_job_still_completing_after_srun_is_waited_for_not_cancelled(tmp_path,
     monkeypatch.setattr(eng, "_jobs_named", lambda name: next(answers))
     monkeypatch.setattr(eng.time, "sleep", lambda s: None)
     assert eng.cancel_leftovers("validation-nccl-all") == []
+
+
+def test_a_step_that_never_started_fails_the_sample_although_srun_exited_0():
+    """Debian's 22.05.8 printed 'task N launch failed' and exited 0 (SOURCES): the sample must not pass."""
+    got = engines().judge_launch({"rc": 0, "timed_out": False}, "srun",
+                                 real("srun-22.05.8-debian12-launch-failed-exit-0.txt"))
+    assert got["engine_failed"] is True and got["rc"] == 0
+    assert got["reason"] == "srun: task 0 launch failed: Unspecified error; task 1 launch failed: Unspecified error"
