@@ -93,13 +93,19 @@ def test_no_molecule_file_turns_host_key_checking_off():
 
 
 @pytest.mark.parametrize("role", scenario_roles())
-def test_molecule_syntax(role, tmp_path):
+def test_molecule_syntax_of_converge_and_verify(role, tmp_path):
     proc = subprocess.run([str(BIN / "molecule"), "syntax", "--no-command-borders"], cwd=ROOT / "roles" / role,
                           env=molecule_env(tmp_path), capture_output=True, text=True, timeout=300)
     out = ANSI.sub("", proc.stdout + proc.stderr)
     assert proc.returncode == 0, out[-4000:]
     assert f"Found config file {BASE_CONFIG}" in out, out[-4000:]
     assert f"playbook: {ROOT / 'roles' / role / 'molecule' / 'default' / 'converge.yml'}" in out, out[-4000:]
+    # molecule's syntax step checks the converge playbook only; the verify playbook the same way molecule runs it
+    verify = ROOT / "roles" / role / "molecule" / "default" / "verify.yml"
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "-i", str(ROOT / "inventories" / "common"),
+                           "-i", str(ROOT / "inventories" / "lab"), str(verify)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg")))
+    assert proc.returncode == 0 and f"playbook: {verify}" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 def test_a_scenario_converge_checks_the_lab_pinned_host_keys(tmp_path):
