@@ -64,6 +64,7 @@ def test_the_base_config_holds_the_shared_settings():
     base = yaml.safe_load(BASE_CONFIG.read_text())
     assert base["driver"] == {"name": "default", "options": {"managed": False}}, "delegated driver, nothing created"
     assert base["dependency"]["enabled"] is False
+    assert base["prerun"] is False, "no role links in ~/.ansible/roles, shared by every checkout"
     assert base["verifier"]["name"] == "ansible"
     sequence = base["scenario"]["test_sequence"]
     assert sequence == ["syntax", "converge", "idempotence", "verify"], "no create/destroy: the lab is up"
