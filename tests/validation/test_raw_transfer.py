@@ -1,5 +1,5 @@
 """A stage's raw outputs travel as one archive per node (validation/runners/common.py pack/unpack, used by
-roles/validate_report/tasks/bring_raw.yml): every file arrives byte for byte where the per-file fetch put it,
+roles/validate/tasks/bring_raw.yml): every file arrives byte for byte where the per-file fetch put it,
 and the control node refuses an archive that would write outside the run directory."""
 
 from __future__ import annotations
