@@ -29,13 +29,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import parse_fio, parse_nccl
-from .thresholds import KNOWN_METRICS, Bound, ThresholdError, bounds_for, metrics_with_thresholds
+from .metrics import load as metric_defs
+from .metrics import outlier_metrics, stage_and_unit
+from .thresholds import Bound, ThresholdError, bounds_for, metrics_with_thresholds
 
 PASS, FAIL, INFO = "PASS", "FAIL", "INFO"
 F = TypeVar("F", bound=Callable[..., Any])
-# Per-node metrics: the outlier rule compares their instances (nodes, node pairs) with the best one.
-OUTLIER_METRICS = ("nccl_single_node_busbw_gbps", "nccl_pair_busbw_gbps", "fio_node_read_MBps", "path_storage_MBps",
-                   "path_fabric_GBps")
 
 
 @dataclass
@@ -723,7 +722,7 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
 
 def _perf_check(ctx: dict[str, Any], name: str, instance: str | None, samples: list[float | None],
                 sanity_ok: bool, lab: bool, baseline: dict[str, float], case: str | None = None) -> Check:
-    stage, unit = KNOWN_METRICS.get(name, (name.split("_", 1)[0], ""))
+    stage, unit = stage_and_unit(name)
     check = Check(name=name, stage=stage, kind="performance", status=PASS, instance=instance, unit=unit,
                   samples=samples, case=case, lab_standin=lab)
     check.value, check.spread_pct = _best_and_spread(samples)
@@ -752,8 +751,9 @@ def _perf_check(ctx: dict[str, Any], name: str, instance: str | None, samples: l
 def _apply_outliers(checks: list[Check], pct: float) -> None:
     """Outlier rule: an instance more than pct% behind the best instance of the same metric fails."""
     by_metric: dict[str, list[Check]] = {}
+    outliers = outlier_metrics()  # per-node metrics whose instances (nodes, node pairs) are compared with the best one
     for c in checks:
-        if c.name in OUTLIER_METRICS and c.instance and c.value is not None:
+        if c.name in outliers and c.instance and c.value is not None:
             by_metric.setdefault(c.name, []).append(c)
     for name, group in by_metric.items():
         if len(group) < 2:
@@ -894,7 +894,7 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     # A threshold nobody measured is a FAIL, never a silent skip.
     measured = {c.name for c in checks}
     for metric in sorted(metrics_with_thresholds(ctx)):
-        stage = KNOWN_METRICS.get(metric, ("?", ""))[0]
+        stage = stage_and_unit(metric)[0] if metric in metric_defs() else "?"
         single = len(nodes) < 2 and metric in ("nccl_multi_node_busbw_gbps", "path_fabric_GBps",
                                                  "path_storage_aggregate_MBps")
         if metric not in measured and enabled(stage) and not (metric == "nccl_pair_busbw_gbps" and not ring_pairs(nodes)) \
