@@ -7,7 +7,7 @@ A threshold entry (group_vars ``acceptance_thresholds``)::
 - ``floor``: the value must be >= floor (absolute, in the metric's unit).
 - ``ceiling``: the value must be >= fraction x a ceiling derived from the topology (``derive`` below).
 - ``measured``: the value must be >= fraction x a ceiling measured in the same run (``MEASURED`` below: the path
-  baselines of validation/paths.py, which the verdict puts in ``ctx["measured_baselines"]`` before judging).
+  baselines of validation/stages/paths.py, which the verdict puts in ``ctx["measured_baselines"]`` before judging).
 - ``baseline``: compare with the same metric in an earlier run's report.json (``acceptance_baseline``);
   on by default when a baseline path is set.
 Every bound carries the entry's ``source`` so the report says where each number comes from.

@@ -65,11 +65,11 @@ def is_clear_text(raw: Any) -> bool:
     return bool(raw.strip()) and "{{" not in raw and "{%" not in raw
 
 
-def metric_definitions(root: Path = Path(__file__).resolve().parents[2]) -> dict[str, Any] | None:
+def metric_definitions(root: Path | None = None) -> dict[str, Any] | None:
     """The validation's metric definitions (validation/metrics.yml), read by validation/metrics.py's load, the one
     reader, loaded from this project's file on its own (it imports nothing of the package); None where the project's
     validation package is not beside the plugins (a collection installed without it)."""
-    path = root / "validation" / "metrics.py"
+    path = (root or Path(__file__).resolve().parents[2]) / "validation" / "metrics.py"
     if not path.is_file():
         return None
     spec = importlib.util.spec_from_file_location("validation_metrics_for_preflight", path)

@@ -61,10 +61,10 @@ def test_the_checks_see_a_missing_definition_and_a_definition_without_source():
     assert undefined({"nccl_all_busbw_gbps", "fio_node_read_MBps"}) == ["nccl_all_busbw_gbps"]
     doc = yaml.safe_load(metrics.METRICS_FILE.read_text(encoding="utf-8"))
     doc["metrics"]["fio_node_read_MBps"]["source"] = " "
-    with pytest.raises(metrics.MetricsError, match="fio_node_read_MBps.source"):
+    with pytest.raises(metrics.MetricsError, match=r"fio_node_read_MBps\.source"):
         metrics.parse(doc)
     del doc["metrics"]["fio_node_read_MBps"]["source"]
-    with pytest.raises(metrics.MetricsError, match="fio_node_read_MBps.source"):
+    with pytest.raises(metrics.MetricsError, match=r"fio_node_read_MBps\.source"):
         metrics.parse(doc)
 
 

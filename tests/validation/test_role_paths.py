@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from conftest import ROOT
 
-from validation.paths import judge_path_case
+from validation.stages.paths import judge_path_case
 from validation.verdict import FAIL
 
 REAL = ROOT / "tests" / "fixtures" / "paths" / "real"

@@ -1,7 +1,7 @@
 """What lies under the acceptance figures: path baselines, the array's own throughput and the utilisation of
 the trainings, judged from a run directory (called by validation.verdict.evaluate).
 
-Raw layout (besides the stages' own, see validation/verdict.py)::
+Raw layout (besides the other stages' own, see validation/verdict.py)::
 
     raw/paths/storage-<node>/       iperf3 -R from the storage side to <node>, that node alone (meta.json, r<k>.json)
     raw/paths/storage-all-<node>/   the same with every DGX at once (the aggregate baseline is their sum)
@@ -23,13 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import array_telemetry, parse_fio, parse_iperf3, parse_perftest, parse_util
-from .thresholds import ThresholdError, hcas_x_link_rate_GBps, node_bottleneck_link_MBps, server_nics_for
-from .verdict import (
+from .. import array_telemetry, parse_fio, parse_iperf3, parse_perftest, parse_util
+from ..checks import (
     FAIL,
     INFO,
     PASS,
-    Bound,
     Check,
     _case_preamble,
     _load_meta,
@@ -40,6 +38,13 @@ from .verdict import (
     read_sample,
     repeats_problem,
     ring_pairs,
+)
+from ..thresholds import (
+    Bound,
+    ThresholdError,
+    hcas_x_link_rate_GBps,
+    node_bottleneck_link_MBps,
+    server_nics_for,
 )
 
 STORAGE, STORAGE_ALL, FABRIC = "storage", "storage-all", "fabric"
