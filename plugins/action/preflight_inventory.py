@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -72,11 +73,15 @@ def metric_definitions(root: Path | None = None) -> dict[str, Any] | None:
     path = (root or Path(__file__).resolve().parents[2]) / "validation" / "metrics.py"
     if not path.is_file():
         return None
-    spec = importlib.util.spec_from_file_location("validation_metrics_for_preflight", path)
-    if spec is None or spec.loader is None:
-        return None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    name = "validation_metrics_for_preflight"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclasses look their module up there while the file runs
+        spec.loader.exec_module(module)
     return module.as_plain(module.load())
 
 
