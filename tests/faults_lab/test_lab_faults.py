@@ -322,7 +322,7 @@ def test_dgx_powered_off_mid_compute_stage(converged, tmp_path):
 def test_dgx_powered_off_mid_validation_stage(converged, tmp_path):
     book = start(tmp_path, "playbooks/validate.yml", *VALIDATE_FAST, *stages("fio", "ddp"))
     try:
-        book.wait_for("TASK [validate_ddp", timeout_s=600)
+        book.wait_for("TASK [validate : DDP |", timeout_s=600)
         power_off("dgx02")
         rc, out, elapsed = book.finish(BOUND_S["validation"])
         hosts = recap(out)
