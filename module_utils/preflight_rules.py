@@ -98,6 +98,9 @@ class Site:
     secrets: list[SecretState] = field(default_factory=list)
     offline: bool = True
     settings: Settings = field(default_factory=Settings)
+    # The validation's metric definitions (validation/metrics.yml: name -> stage, unit, threshold), or None where
+    # the project's validation package is not installed beside the plugins.
+    metrics: dict[str, dict[str, Any]] | None = None
 
     def hosts(self, group: str) -> list[str]:
         return list(self.groups.get(group, []))
@@ -1237,9 +1240,26 @@ def rule_powerscale_access(site: Site) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------- acceptance, NGC
 
 
+def _metric_definition_problems(site: Site, label: str, var: str, item: Mapping[str, Any]) -> list[Problem]:
+    """A threshold's metric is one the validation defines and may judge against a threshold, under its stage."""
+    metric, stage = item.get("metric"), item.get("stage")
+    if site.metrics is None or not isinstance(metric, str):
+        return []
+    known = sorted(name for name, d in site.metrics.items() if d.get("threshold"))
+    if metric not in known:
+        return [Problem(label, f"{var}.metric", metric, "is no metric the validation judges against a threshold "
+                        "(validation/metrics.yml): the threshold would never be evaluated", f"use one of: {', '.join(known)}")]
+    own = site.metrics[metric].get("stage")
+    stages = as_dict(site.cluster("validation_stages", "dgx")[0])
+    if isinstance(stage, str) and stage != own and (not stages or stage in stages):
+        return [Problem(label, f"{var}.stage", stage, f"{metric} is measured by the {own} stage", f"set stage: {own}")]
+    return []
+
+
 def rule_acceptance(site: Site) -> list[Problem]:
-    """Every enabled validation stage has a threshold; every threshold has a known stage, a bound, a unique
-    metric, and (when derived from HCAs) a node model with HCAs."""
+    """Every enabled validation stage has a threshold; every threshold has a known stage, a metric the validation
+    defines (validation/metrics.yml) under that metric's stage, a bound, a unique metric, and (when derived from
+    HCAs) a node model with HCAs."""
     out: list[Problem] = []
     stages, stages_label = site.cluster("validation_stages", "dgx")
     thresholds, label = site.cluster("acceptance_thresholds", "dgx")
@@ -1263,6 +1283,7 @@ def rule_acceptance(site: Site) -> list[Problem]:
                                "give a floor (absolute), a ceiling (derived from the topology) and/or measured (a "
                                "fraction of a baseline measured in the same run)"))
         metric = item.get("metric")
+        out += _metric_definition_problems(site, label, var, item)
         if metric in metrics:
             out.append(Problem(label, f"{var}.metric", metric, f"also defined by acceptance_thresholds[{metrics[metric]}]",
                                "keep one threshold per metric"))

@@ -17,9 +17,8 @@ from validation.inventory_layers import COMMON, ROOT, group_vars, sources
 
 SITES = ("lab", "production")
 # Which hosts each role runs on (playbooks/*.yml); "all": the localhost plays, which see group all's variables.
-ROLE_GROUPS = {"dgx_host": "dgx", "dgx_nfs": "dgx", "ngc": "dgx", "validate_nccl": "dgx", "validate_fio": "dgx",
-               "validate_ddp": "dgx", "validate_paths": "dgx", "powerscale": "powerscale", "sn3700v": "sn3700v", "qm8700": "qm8700",
-               "preflight": "all", "validate_report": "all"}
+ROLE_GROUPS = {"dgx_host": "dgx", "dgx_nfs": "dgx", "ngc": "dgx", "powerscale": "powerscale", "sn3700v": "sn3700v",
+               "qm8700": "qm8700", "preflight": "all", "validate": "all"}
 
 
 def _yaml(path: Path) -> dict:

@@ -11,7 +11,8 @@
 - ``parse nccl-tests|fio|topo|ibstat FILE``: print the parsed JSON; exit 2 when FILE cannot be parsed,
   1 when it parsed but is incomplete (a truncated nccl-tests log, fio JSON without results).
 - ``latest``: print the newest run directory, its verdict and its report.html.
-- ``context``: build a run's context.json from an inventory (the role does it from Ansible's variables).
+- ``context``: build a run's context.json from an inventory, read by Ansible's own inventory and variable managers
+  (templating, host_vars, ``-e``), as the role's prepare entry point sees it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from ansible.errors import AnsibleError
 
 from . import handover, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report
 from .context import context_from_inventory, with_overrides
@@ -72,9 +74,12 @@ def cmd_parse(args: argparse.Namespace) -> int:
         return 2
 
 
-def _load_context(run_dir: Path, inventory: str | None) -> dict[str, Any]:
+def _load_context(run_dir: Path, inventory: str | None, extra_vars: list[str] | None = None) -> dict[str, Any]:
     if inventory:
-        return context_from_inventory(inventory)
+        try:
+            return context_from_inventory(inventory, extra_vars=extra_vars or ())
+        except (AnsibleError, ValueError) as exc:
+            raise SystemExit(f"--inventory {inventory}: {exc}") from None
     path = run_dir / "context.json"
     if not path.is_file():
         raise SystemExit(f"{path} is missing: give --inventory DIR to judge this run against an inventory")
@@ -146,7 +151,8 @@ def cmd_evaluate(args: argparse.Namespace, write: bool) -> int:
     run_dir = Path(args.run_dir).resolve()
     if not (run_dir / "raw").is_dir():
         raise SystemExit(f"{run_dir}: not a validation run directory (no raw/)")
-    ctx = _apply_cli_thresholds(_load_context(run_dir, getattr(args, "inventory", None)), args)
+    ctx = _apply_cli_thresholds(_load_context(run_dir, getattr(args, "inventory", None),
+                                              getattr(args, "extra_vars", None)), args)
     verdict = evaluate(run_dir, ctx)
     try:
         handover_data = handover.load_handover(run_dir / "handover.json")
@@ -198,7 +204,7 @@ def cmd_latest(args: argparse.Namespace) -> int:
 
 def cmd_context(args: argparse.Namespace) -> int:
     nodes = args.nodes.split(",") if args.nodes else None
-    ctx = context_from_inventory(args.inventory, nodes)
+    ctx = context_from_inventory(args.inventory, nodes, args.extra_vars or ())
     text = json.dumps(ctx, indent=2, default=sorted) + "\n"
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
@@ -223,8 +229,9 @@ def cmd_playbook(args: argparse.Namespace, playbook: Path) -> int:
     planned: tuple[str, ...] = ()
     if args.command == "run":  # deploy: no case count until the validation stage writes its context.json
         try:
-            planned = planned_cases(context_from_inventory(args.inventory))
-        except (OSError, yaml.YAMLError, AttributeError, TypeError, ValueError) as exc:
+            planned = planned_cases(context_from_inventory(args.inventory,
+                                                           extra_vars=playbook_run.extra_var_args(args.ansible_args)))
+        except (OSError, yaml.YAMLError, AnsibleError, AttributeError, TypeError, ValueError) as exc:
             print(f"case count unknown until the run writes its context.json ({args.inventory}: {exc})")
     ours = json.dumps({"validate_report_run_id": run_id, "validation_results_dir": str(results)})
     launch = playbook_run.Launch(playbook=playbook, inventory=args.inventory,
@@ -257,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--set", action="append", metavar="METRIC.floor=N",
                         help="override one bound, e.g. fio_node_read_MBps.floor=1e9 (repeatable)")
         sp.add_argument("--inventory", help="judge against this inventory instead of the run's context.json")
+        sp.add_argument("-e", "--extra-vars", action="append", metavar="VARS",
+                        help="with --inventory: extra vars on top of it, as ansible-playbook -e takes them (repeatable)")
         sp.add_argument("--out", help="write the report files into this directory")
         sp.add_argument("--template", help="report.html from this template directory (holding report.html.j2) "
                         "or template file instead of the bundled one (validation/templates/)")
@@ -269,6 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     ctx = sub.add_parser("context", help="build context.json from an inventory")
     ctx.add_argument("--inventory", required=True)
     ctx.add_argument("--nodes", help="comma-separated DGX hosts (default: all in the inventory)")
+    ctx.add_argument("-e", "--extra-vars", action="append", metavar="VARS",
+                     help="extra vars on top of the inventory, as ansible-playbook -e takes them (repeatable)")
     ctx.add_argument("--out")
     return p
 

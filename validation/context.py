@@ -1,18 +1,17 @@
 """What a validation run is judged against: the site's topology and acceptance data, as one dict.
 
-The validate_report role writes it to ``<run dir>/context.json`` from Ansible's resolved variables (so
-``-e`` overrides count); ``context_from_inventory`` builds the same dict straight from an inventory's
-YAML files, for the CLI and the tests. Keys follow the inventory's variable names.
+roles/validate (entry point prepare) writes it to ``<run dir>/context.json`` from Ansible's resolved variables (so
+``-e`` overrides count); ``context_from_inventory`` builds the same dict from the same inventory read by Ansible's own
+managers, for the CLI and the tests. Keys follow the inventory's variable names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .inventory_layers import group_vars as layered_group_vars
+from .inventory_layers import AnsibleInventory
 
 # Inventory variables the verdict needs (group_vars/all/*.yml of inventories/common and the site), copied verbatim into the context.
 CONTEXT_VARS = (
@@ -35,35 +34,16 @@ CONTEXT_VARS = (
 )
 
 
-def _load_yaml(path: Path) -> Any:
-    with path.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
-
-
-def _walk_hosts(group: dict[str, Any], name: str, out: dict[str, dict[str, Any]], inherited: dict[str, Any]) -> None:
-    gvars = {**inherited, **(group.get("vars") or {})}
-    for host, hvars in (group.get("hosts") or {}).items():
-        entry = out.setdefault(host, {"groups": set(), "vars": {}})
-        entry["groups"].add(name)
-        entry["vars"] = {**gvars, **entry["vars"], **(hvars or {})}
-    for child, cdef in (group.get("children") or {}).items():
-        _walk_hosts(cdef or {}, child, out, gvars)
-
-
-def context_from_inventory(inventory_dir: str | Path, nodes: list[str] | None = None) -> dict[str, Any]:
-    """Build the context dict from a site inventory directory (hosts.yml + group_vars/all/*.yml, layered after
-    inventories/common as Ansible reads them).
-
-    Only plain data is read; Jinja expressions are left as strings (the keys used here hold none).
-    """
-    inv = Path(inventory_dir)
-    hosts_doc = _load_yaml(inv / "hosts.yml") or {}
-    hosts: dict[str, dict[str, Any]] = {}
-    _walk_hosts(hosts_doc.get("all") or {}, "all", hosts, {})
-    group_vars = layered_group_vars(inv)
-    dgx = {h: e["vars"] for h, e in hosts.items() if "dgx" in e["groups"]}
-    powerscale = {h: e["vars"] for h, e in hosts.items() if "powerscale" in e["groups"]}
-    return build_context(group_vars, dgx, powerscale, nodes or sorted(dgx), site=inv.name)
+def context_from_inventory(inventory_dir: str | Path, nodes: list[str] | None = None,
+                           extra_vars: Sequence[str] = ()) -> dict[str, Any]:
+    """Build the context dict from a site inventory directory, read by Ansible's own inventory and variable
+    managers (layered after inventories/common, templated, host_vars applied, ``-e`` extra vars on top:
+    validation.inventory_layers.AnsibleInventory), as the prepare entry point of roles/validate sees it."""
+    inv = AnsibleInventory.open(inventory_dir, extra_vars)
+    group_vars = inv.templated("localhost", CONTEXT_VARS)
+    dgx = {h: inv.templated(h, ("dgx_model", "storage_nics", "ib_ipoib_address")) for h in inv.hosts("dgx")}
+    powerscale = {h: inv.templated(h, ("storage_nics", "powerscale_lnn")) for h in inv.hosts("powerscale")}
+    return build_context(group_vars, dgx, powerscale, nodes or sorted(dgx), site=Path(inventory_dir).name)
 
 
 def build_context(

@@ -16,7 +16,7 @@ The collective is taken from the log, never assumed: from the command line when 
 ``# Collective test starting:`` line, else it stays ``None``. When both name a collective and they differ, the
 run gets an error (which binary printed the table is then unknown). The parser does not judge: a caller that
 expects all_reduce compares ``collective`` (and the rows' ``redop``: ``none`` for all_gather, alltoall, ...)
-and fails the run when they differ (validation/verdict.py, nccl_table_problems).
+and fails the run when they differ (validation/stages/nccl.py, nccl_table_problems).
 """
 
 from __future__ import annotations

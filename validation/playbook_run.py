@@ -44,12 +44,21 @@ class Launch:
     show_ansible: bool = False  # also print Ansible's own output
 
 
+def extra_var_args(args: tuple[str, ...] | list[str]) -> list[str]:
+    """The value of every -e/--extra-vars argument of an ansible-playbook command line, in order."""
+    out: list[str] = []
+    for i, a in enumerate(args):
+        if a in EXTRA_VARS_FLAGS and i + 1 < len(args):
+            out.append(args[i + 1])
+        elif a.startswith("--extra-vars="):
+            out.append(a.split("=", 1)[1])
+    return out
+
+
 def _extra_var_pairs(args: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
     """key=value pairs of every -e/--extra-vars argument (JSON objects too; @file is not opened)."""
     pairs: list[tuple[str, str]] = []
-    values = [args[i + 1] for i, a in enumerate(args[:-1]) if a in EXTRA_VARS_FLAGS]
-    values += [a.split("=", 1)[1] for a in args if a.startswith("--extra-vars=")]
-    for value in values:
+    for value in extra_var_args(args):
         if value.startswith("@"):
             continue
         try:

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from .verdict import expected_nccl_cases
 
-# The measurement roles and the runner scripts their tasks start on the nodes, by stage.
+# roles/validate: one entry point per stage, each a task file tasks/<stage>.yml with its parts in tasks/<stage>_*.yml;
+# its shared files (node.yml, bring_raw.yml, telemetry_*.yml, stage_guard.yml) belong to the stage that includes them.
+VALIDATE_ROLE = "validate"
+VALIDATE_STAGES = ("prepare", "paths", "nccl", "fio", "ddp", "report")
+# The labels of the measurement stages (role_label) and the runner scripts their tasks start on the nodes, by stage.
 MEASUREMENT_ROLES = {"validate_nccl": "nccl", "validate_fio": "fio", "validate_ddp": "ddp"}
 RUNNER_SCRIPTS = {"nccl_runner.py": "nccl", "fio_runner.py": "fio", "ddp_runner.py": "ddp"}
 # Events that end one host's part of a task.
@@ -101,6 +106,17 @@ def case_of(event: dict[str, Any]) -> str | None:
     return case_key(stage, case, int(sample) if sample and sample.isdigit() else None)
 
 
+def role_label(role: str | None, task_path: str | None = None) -> str | None:
+    """The part of a play a task belongs to: ``validate_<stage>`` for a task of roles/validate's stage files (by the
+    file it comes from, ``.../roles/validate/tasks/nccl_multi.yml:12``), any other role by its name; None for a task
+    of roles/validate outside a stage file (a shared file: the stage that included it goes on)."""
+    if role != VALIDATE_ROLE:
+        return role
+    stem = Path((task_path or "").rsplit(":", 1)[0]).stem
+    stage = stem.split("_", 1)[0]
+    return f"{role}_{stage}" if stage in VALIDATE_STAGES else None
+
+
 def stage_of(play: str | None, role: str | None = None) -> str | None:
     """A stage label: the play name before " | " (the playbooks' naming), then the role when there is one."""
     if not play:
@@ -154,8 +170,12 @@ def advance(p: Progress, event: dict[str, Any]) -> Progress:
         changes["stage"] = None
     elif data.get("play") and kind != "playbook_on_start":
         role = data.get("role") or None
-        changes["stage"] = stage_of(data["play"], role if kind != "playbook_on_play_start" else None)
-        if role in MEASUREMENT_ROLES and p.measure_start is None and now is not None:
+        label = role_label(role, data.get("task_path"))
+        if kind == "playbook_on_play_start":
+            changes["stage"] = stage_of(data["play"])
+        elif role is None or label is not None:
+            changes["stage"] = stage_of(data["play"], label)
+        if label in MEASUREMENT_ROLES and p.measure_start is None and now is not None:
             changes["measure_start"] = now
     if kind == "playbook_on_task_start":
         changes["task"] = data.get("task") or data.get("name")

@@ -14,11 +14,11 @@ import math
 import re
 from typing import Any
 
-from .thresholds import KNOWN_METRICS
+from .metrics import load as metric_defs
 from .verdict import PASS
 
 PREFIX = "dgx_validation"
-# A metric's unit (thresholds.KNOWN_METRICS) -> (the unit's token at the end of the metric's own name, the
+# A metric's unit (validation/metrics.yml) -> (the unit's token at the end of the metric's own name, the
 # Prometheus base-unit suffix, the factor to base units).
 UNITS = {
     "GB/s": ("gbps", "bytes_per_second", 1e9),
@@ -91,7 +91,7 @@ def textfile(report: dict[str, Any]) -> str:
     for c in v["checks"]:
         if c["kind"] != "performance":
             continue
-        unit = KNOWN_METRICS.get(c["name"], ("", c["unit"]))[1]
+        unit = metric_defs()[c["name"]].unit if c["name"] in metric_defs() else c["unit"]
         name, factor = family_name(c["name"], unit)
         value = None if c["value"] is None else c["value"] * factor
         help_text = f"{c['name']} (best of the samples; {unit or 'no unit'} x {factor:g} in base units)."

@@ -22,7 +22,7 @@ from typing import Any
 from markupsafe import Markup
 
 from . import handover, prom, provenance, svgplot
-from .reference import reference_for
+from .metrics import load as metric_defs
 from .verdict import FAIL, INFO, PASS, Check, Verdict, summary_counts
 
 LAB_BANNER = ("LAB STAND-IN: gloo all-reduce on CPU over the cfab0 stand-in instead of NCCL on GPUs and HDR "
@@ -45,7 +45,8 @@ def _fmt(v: float | None, unit: str = "") -> str:
 
 
 def _reference(check: Check, node_count: int) -> str:
-    fig = reference_for(check.name, node_count)
+    metric = metric_defs().get(check.name)
+    fig = metric.reference_for(node_count) if metric else None
     return fig.text if fig else ""
 
 

@@ -7,13 +7,14 @@ A threshold entry (group_vars ``acceptance_thresholds``)::
 - ``floor``: the value must be >= floor (absolute, in the metric's unit).
 - ``ceiling``: the value must be >= fraction x a ceiling derived from the topology (``derive`` below).
 - ``measured``: the value must be >= fraction x a ceiling measured in the same run (``MEASURED`` below: the path
-  baselines of validation/paths.py, which the verdict puts in ``ctx["measured_baselines"]`` before judging).
+  baselines of validation/stages/paths.py, which the verdict puts in ``ctx["measured_baselines"]`` before judging).
 - ``baseline``: compare with the same metric in an earlier run's report.json (``acceptance_baseline``);
   on by default when a baseline path is set.
 Every bound carries the entry's ``source`` so the report says where each number comes from.
 
-Units: NCCL bus bandwidth in GB/s (1e9 B/s, as nccl-tests prints), fio in MB/s (1e6 B/s, as the reference
-reports), link rates in Gb/s (1e9 bit/s).
+Which metric an entry may name, its stage and its unit: validation/metrics.yml (validation.metrics). Units: NCCL
+bus bandwidth in GB/s (1e9 B/s, as nccl-tests prints), fio in MB/s (1e6 B/s, as the reference reports), link rates
+in Gb/s (1e9 bit/s).
 """
 
 from __future__ import annotations
@@ -21,21 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-KNOWN_METRICS = {
-    "nccl_single_node_busbw_gbps": ("nccl", "GB/s"),
-    "nccl_multi_node_busbw_gbps": ("nccl", "GB/s"),
-    "nccl_pair_busbw_gbps": ("nccl", "GB/s"),
-    "fio_node_read_MBps": ("fio", "MB/s"),
-    "fio_aggregate_read_MBps": ("fio", "MB/s"),
-    "ddp_scaling_efficiency": ("ddp", "ratio"),
-    "ddp_real_over_synthetic": ("ddp", "ratio"),
-    "ddp_synthetic_throughput": ("ddp", "samples/s"),
-    "ddp_real_throughput": ("ddp", "samples/s"),
-    "path_storage_MBps": ("paths", "MB/s"),
-    "path_storage_aggregate_MBps": ("paths", "MB/s"),
-    "path_fabric_GBps": ("paths", "GB/s"),
-    "ddp_real_util_pct": ("ddp", "%"),   # GPU utilisation; the lab's stand-in: CPU (the check says which)
-}
+from .metrics import threshold_metrics
 
 
 class ThresholdError(ValueError):
@@ -215,8 +202,9 @@ DERIVATIONS = {
 def check_entry(entry: dict[str, Any], index: int) -> None:
     """Reject a malformed threshold entry with a message that names it and says how to fix it."""
     where = f"acceptance_thresholds[{index}] ({entry.get('metric')!r})"
-    if entry.get("metric") not in KNOWN_METRICS:
-        raise ThresholdError(f"{where}: unknown metric; known: {', '.join(sorted(KNOWN_METRICS))}")
+    known = threshold_metrics()
+    if entry.get("metric") not in known:
+        raise ThresholdError(f"{where}: unknown metric; known: {', '.join(sorted(known))}")
     if not entry.get("source"):
         raise ThresholdError(f"{where}: every threshold records its source (fix: add source: \"...\")")
     if "floor" not in entry and "ceiling" not in entry and "measured" not in entry and not entry.get("baseline"):

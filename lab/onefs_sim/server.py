@@ -304,6 +304,17 @@ class PapiHandler(BaseHTTPRequestHandler):
         query = dict(urllib.parse.parse_qsl(parsed.query, keep_blank_values=True))
         status = 500
         user = None
+        recorded = False
+
+        def record(code: int, who: str | None) -> None:
+            # Before the answer is sent: a client that has its answer finds its request in sim.requests (a record
+            # written after the send raced the tests that clear the list once their own change was answered).
+            nonlocal recorded
+            if not recorded:
+                with sim.lock:
+                    sim.requests.append(RequestRecord(method, path, parsed.query, code, who))
+                recorded = True
+
         try:
             with sim.lock:
                 fault = next((f for f in sim.faults if f.matches(method, path)), None)
@@ -327,6 +338,7 @@ class PapiHandler(BaseHTTPRequestHandler):
                     token, session = sim.login(body, self.lnn)
                     status = 201
                     user = session.user
+                    record(status, user)
                     self._send(201, {"services": session.services, "timeout_absolute": int(sim.absolute_timeout),
                                      "timeout_inactive": int(sim.idle_timeout), "username": session.user},
                                cookies=[f"isisessid={token}; path=/; HttpOnly; Secure",
@@ -336,17 +348,19 @@ class PapiHandler(BaseHTTPRequestHandler):
                                                   self.headers.get("Referer"), self.lnn)
                 user = session.user
                 status, result = route(sim, method, path, query, body, self.headers, token)
+                record(status, user)
                 self._send(status, result)
         except PapiError as err:
             status = err.status
+            record(status, user)
             with contextlib.suppress(OSError):  # a client that gave up on a hung request has closed the socket
                 self._send(err.status, err.body())
         except Exception as exc:  # an unexpected simulator bug must still answer like a cluster would
             status = 500
+            record(status, user)
             self._send(500, {"errors": [{"code": "AEC_SYSTEM_INTERNAL_ERROR", "message": f"{type(exc).__name__}: {exc}"}]})
         finally:
-            with sim.lock:
-                sim.requests.append(RequestRecord(method, path, parsed.query, status, user))
+            record(status, user)
 
 
 _PLATFORM = re.compile(r"^/platform/(\d+)/(.+?)/?$")

@@ -10,6 +10,8 @@ it never fails by itself: the role prints the table and then fails on errors.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -64,6 +66,25 @@ def is_clear_text(raw: Any) -> bool:
     return bool(raw.strip()) and "{{" not in raw and "{%" not in raw
 
 
+def metric_definitions(root: Path | None = None) -> dict[str, Any] | None:
+    """The validation's metric definitions (validation/metrics.yml), read by validation/metrics.py's load, the one
+    reader, loaded from this project's file on its own (it imports nothing of the package); None where the project's
+    validation package is not beside the plugins (a collection installed without it)."""
+    path = (root or Path(__file__).resolve().parents[2]) / "validation" / "metrics.py"
+    if not path.is_file():
+        return None
+    name = "validation_metrics_for_preflight"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclasses look their module up there while the file runs
+        spec.loader.exec_module(module)
+    return module.as_plain(module.load())
+
+
 def collect_site(hostvars: Any, groups: Mapping[str, Any], offline: bool, settings: Any = None) -> Any:
     """The rules' view of the inventory: every consumed variable of every host of the four groups, resolved one
     by one, the group-level view (`all`, as the implicit localhost sees it) and the state of each secret."""
@@ -73,7 +94,7 @@ def collect_site(hostvars: Any, groups: Mapping[str, Any], offline: bool, settin
     names = [n for n in schema.VARIABLE_NAMES if n not in rules.SECRET_NAMES] + ["ansible_host", "ansible_port", "ansible_connection",
                                                                                     "ansible_user"]
     site = rules.Site(groups=members, hostvars={}, allvars={}, offline=offline,
-                      settings=settings or rules.Settings())
+                      settings=settings or rules.Settings(), metrics=metric_definitions())
     hosts = sorted({h for group in members.values() for h in group})
     for host in ["localhost", *hosts]:
         view = hostvars[host]

@@ -20,7 +20,8 @@ DOCUMENTATION = """
           of a running async task (the validation measurements poll every few seconds for minutes).
         - The task timings of ansible.posix.profile_tasks (a timestamp after each task banner, the slowest tasks
           at the end), unless profile_tasks is enabled as a callback of its own.
-        - At the end, the wall time of each stage (the play name before C( | ), then the role), from the same
+        - At the end, the wall time of each stage (the play name before C( | ), then the role, and for roles/validate
+          its stage by the task file), from the same
           stage accounting as C(python -m validation run) (validation/progress.py).
         - A site that wants machine-readable output sets another stdout callback (e.g. ansible.builtin.json);
           none of this text is printed then.
@@ -52,8 +53,9 @@ class CallbackModule(DefaultCallback):
             self._profile = callback_loader.get(PROFILE_TASKS)
             self._profile.set_options()
 
-    def _record(self, event, role=None):
-        data = {"play": self._play_name, "role": role}
+    def _record(self, event, task=None):
+        role = task._role.get_name(include_role_fqcn=False) if task is not None and task._role else None
+        data = {"play": self._play_name, "role": role, "task_path": task.get_path() if task is not None else None}
         created = datetime.now(UTC).isoformat()
         self._progress = progress.advance(self._progress, {"event": event, "created": created, "event_data": data})
 
@@ -64,13 +66,13 @@ class CallbackModule(DefaultCallback):
 
     def v2_playbook_on_task_start(self, task, is_conditional):
         super().v2_playbook_on_task_start(task, is_conditional)
-        self._record("playbook_on_task_start", task._role.get_name(include_role_fqcn=False) if task._role else None)
+        self._record("playbook_on_task_start", task)
         if self._profile:
             self._profile.v2_playbook_on_task_start(task, is_conditional)
 
     def v2_playbook_on_handler_task_start(self, task):
         super().v2_playbook_on_handler_task_start(task)
-        self._record("playbook_on_task_start", task._role.get_name(include_role_fqcn=False) if task._role else None)
+        self._record("playbook_on_task_start", task)
         if self._profile:
             self._profile.v2_playbook_on_handler_task_start(task)
 

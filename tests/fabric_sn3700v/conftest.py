@@ -182,10 +182,10 @@ class Run:
         return json.dumps(self.data)
 
 
-def run_playbook(inventory: Path, *args: str, limit: str | None = None) -> Run:
+def run_playbook(inventory: Path, *args: str, limit: str | None = None, playbook: Path = PLAYBOOK) -> Run:
     env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"),
                ANSIBLE_FACT_CACHING="memory", ANSIBLE_NOCOLOR="1")
-    cmd = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), *args]
+    cmd = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(playbook), *args]
     if limit:
         cmd += ["--limit", limit]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

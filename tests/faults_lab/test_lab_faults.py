@@ -4,14 +4,17 @@ what to do, leaving nothing behind, and converging on a re-run once the fault is
 - the registry refuses the login (a wrong mirror password given to the containers stage),
 - the scratch quota is full when fio lays out its file set,
 - the NFS server stops while a fio case runs,
-- a DGX VM is powered off in the middle of the compute stage, and in the middle of the validation stage.
+- a DGX VM is powered off in the middle of the compute stage, and in the middle of the validation stage,
+- one DGX's storage link is throttled to a fraction of the other's (issue #17's acceptance: the verdict FAILs for
+  that node only, and the report's diagnosis names the node and the network path as the limiting layer).
 
     pytest -m lab_faults tests/faults_lab      (the lab must be up: python -m lab up)
 
 The VM is powered off through its qemu monitor (`quit`: the power cord, no shutdown); `python -m lab up` starts it
 again. The validation runs take one sample per case with a short time limit (VALIDATE_FAST), so that a case that
-hangs ends in minutes; a re-run with the same settings must PASS. Whatever a case changed is put back in its
-`finally`, and the module fixture brings every VM up again at the end, even after a failure.
+hangs ends in minutes; a re-run once the fault is gone (one sample, 300 s per case: VALIDATE_RERUN) must PASS.
+Whatever a case changed is put back in its `finally`, and the module fixture brings every VM up again at the end,
+even after a failure.
 """
 
 from __future__ import annotations
@@ -51,6 +54,10 @@ FILL_DIR = "/mnt/scratch/.faults-quota-fill"
 FILL = f"{FILL_DIR}/fill"
 # One sample per case and a short time limit per case: a hung case ends in minutes, not validation_timeout_s (900 s).
 VALIDATE_FAST = ["-e", json.dumps({"validation_repeats": 1, "validation_timeout_s": 90})]  # JSON: integers
+# The re-run once the fault is gone proves the lab converges and PASSes again, not the fault's bound: one sample per
+# case with room for a node that has just been powered on (cold page cache: torch's first import reads its libraries
+# from disk) or a host whose two cores are shared (the 90 s limit killed both DDP trainings of such a re-run).
+VALIDATE_RERUN = ["-e", json.dumps({"validation_repeats": 1, "validation_timeout_s": 300})]
 
 
 def stages(*enabled: str) -> list[str]:
@@ -68,7 +75,21 @@ BOUND_S = {
     "nfs": 600,             # fio only: two reads hit the 90 s limit, the cleanup's stat gives up after 20 s
     "compute": 300,         # compute stage: the lost node's next task is unreachable at once (its port is closed)
     "validation": 900,      # fio + DDP: DDP on two nodes waits for the lost rank until the 90 s limit
+    "throttle": 600,        # paths + fio: the throttled node's 64 MiB reads take about 15 s instead of 2 s
 }
+# The throttle: a token-bucket shaper on powerscale01's storage NIC for what it sends to dgx02 (NFS reads and the
+# storage baseline's iperf3 -R stream), 40 Mbit/s: about a tenth of what a lab storage path carries (33-65 MB/s
+# measured, benchmarks/paths_calibration.py), far beyond acceptance_outlier_max_behind_pct (50 %). A shaper queues
+# where a policer drops: an ingress policer on dgx02 (24 Mbit/s, drop) stalled every fio read of the run, dgx01's
+# alone included (the storage VM's nfsd threads waiting on dgx02's collapsing TCP), and the run missed its bound.
+THROTTLED, THROTTLE_ADDR, THROTTLE_RATE = "dgx02", "198.51.100.12", "40mbit"
+THROTTLE_HOST, THROTTLE_NIC = "powerscale01", "storage0"
+THROTTLE_ON = (f"tc qdisc add dev {THROTTLE_NIC} root handle 1: prio && "
+               f"tc qdisc add dev {THROTTLE_NIC} parent 1:3 handle 30: tbf rate {THROTTLE_RATE} burst 64kb latency 200ms && "
+               f"tc filter add dev {THROTTLE_NIC} parent 1:0 protocol ip prio 1 u32 match ip dst {THROTTLE_ADDR}/32 "
+               "flowid 1:3")
+THROTTLE_OFF = (f"tc qdisc del dev {THROTTLE_NIC} root 2>/dev/null; ! tc qdisc show dev {THROTTLE_NIC} | "
+                "grep -q 'qdisc prio 1:'")
 
 
 # ------------------------------------------------------------------------------------------------ the lab
@@ -201,7 +222,7 @@ def converges(tmp_path: Path, playbook: str, *extra: str) -> str:
 
 
 def validation_passes(tmp_path: Path, *extra: str) -> None:
-    out = converges(tmp_path, "playbooks/validate.yml", *VALIDATE_FAST, *extra)
+    out = converges(tmp_path, "playbooks/validate.yml", *VALIDATE_RERUN, *extra)
     assert report_of(out)["verdict"]["status"] == "PASS"
 
 
@@ -322,7 +343,7 @@ def test_dgx_powered_off_mid_compute_stage(converged, tmp_path):
 def test_dgx_powered_off_mid_validation_stage(converged, tmp_path):
     book = start(tmp_path, "playbooks/validate.yml", *VALIDATE_FAST, *stages("fio", "ddp"))
     try:
-        book.wait_for("TASK [validate_ddp", timeout_s=600)
+        book.wait_for("TASK [validate : DDP |", timeout_s=600)
         power_off("dgx02")
         rc, out, elapsed = book.finish(BOUND_S["validation"])
         hosts = recap(out)
@@ -341,3 +362,29 @@ def test_dgx_powered_off_mid_validation_stage(converged, tmp_path):
             book.proc.terminate()
         lab_up()
     validation_passes(tmp_path, *stages("fio", "ddp"))
+
+
+def test_throttled_storage_link_fails_that_node_and_names_the_network_path(converged, tmp_path):
+    must(THROTTLE_HOST, THROTTLE_OFF)
+    must(THROTTLE_HOST, THROTTLE_ON)
+    try:
+        assert "tbf" in must(THROTTLE_HOST, f"tc qdisc show dev {THROTTLE_NIC}")
+        rc, out, elapsed = run(tmp_path, "playbooks/validate.yml", *VALIDATE_FAST, *stages("fio"),
+                               bound_s=BOUND_S["throttle"])
+        assert rc != 0 and elapsed < BOUND_S["throttle"], out[-4000:]
+        verdict = report_of(out)["verdict"]
+        assert verdict["status"] == "FAIL", verdict["failed"]
+        failed = [c for c in verdict["checks"] if c["status"] == "FAIL"]
+        # that node only: every failed check is one of the throttled node's, none is the other's or the cluster's
+        other = "dgx01"
+        assert all(THROTTLED in (c.get("instance") or "") or THROTTLED in (c.get("case") or "") for c in failed), (
+            [c["label"] for c in failed])
+        assert not any(other in (c.get("instance") or "") or other in (c.get("case") or "") for c in failed)
+        assert f"path_storage_MBps[{THROTTLED}]" in verdict["failed"], verdict["failed"]
+        diagnosis = verdict["limits"]["diagnosis"]
+        assert len(diagnosis) == 1 and diagnosis[0].startswith(f"{THROTTLED}: the limit is the network path ("), (
+            diagnosis)
+        assert f"path_storage_MBps[{THROTTLED}]" in diagnosis[0], diagnosis
+    finally:
+        must(THROTTLE_HOST, THROTTLE_OFF)
+    validation_passes(tmp_path, *stages("fio"))

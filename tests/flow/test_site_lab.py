@@ -46,14 +46,15 @@ def _cmdlines() -> set[str]:
     return lines
 
 
-def _run(args: list[str], log: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], log: Path, timeout: float, cwd: Path = ROOT,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run a command of the flow; while it runs, sample the control node's process list every 0.5 s into
     LOG.ps (the secret scan reads it: a secret passed on a command line would be seen by every local user)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, ANSIBLE_FORCE_COLOR="0", PYTHONPATH=str(ROOT),
                                      # per-task timings in the logs (benchmarks/first_run_bench.py --from-log)
-                                     ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks"))
+                                     ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks", **(env or {})))
     seen: set[str] = set()
     done = threading.Event()
 
@@ -238,6 +239,35 @@ def test_handover_checks_pass_on_the_live_nodes(lab, first_run):
     proc = _run([str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/handover",
                  "--hosts=ansible://dgx", "--ansible-inventory=inventories/lab"], lab / "handover.log", timeout=1800)
     assert proc.returncode == 0, proc.stdout[-6000:]
+
+
+# Every role that changes a host or a device has a Molecule scenario (tests/test_molecule.py holds that rule); here
+# each runs against the lab this flow converged, in stage order: `molecule test` = syntax, converge, idempotence and
+# verify (the shared .config/molecule/config.yml: delegated driver, the lab inventory, no create or destroy).
+MOLECULE_ROLES = ("powerscale", "sn3700v", "qm8700", "dgx_host", "dgx_nfs", "ngc")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.mark.parametrize("role", MOLECULE_ROLES)
+def test_molecule_scenario_passes_on_the_converged_lab(lab, first_run, role):
+    """The role's scenario on the lab that site.yml converged: its converge and the idempotence run change
+    nothing, and its verify (the live state read back) passes. Its logs and molecule's working directory stay
+    under the flow's log directory, where the secret scan reads them."""
+    ephemeral = lab / f"molecule-{role}"
+    proc = _run([str(BIN / "molecule"), "test", "--no-command-borders"], lab / f"molecule-{role}.log", timeout=900,
+                cwd=ROOT / "roles" / role,
+                env={"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1", "ANSIBLE_NOCOLOR": "1",
+                     "MOLECULE_EPHEMERAL_DIRECTORY": str(ephemeral)})
+    out = ANSI.sub("", proc.stdout + proc.stderr)
+    assert proc.returncode == 0, f"molecule test of roles/{role} failed (exit {proc.returncode}):\n{out[-8000:]}"
+    assert "Found config file" in out and ".config/molecule/config.yml" in out, \
+        f"roles/{role}: molecule did not load the shared base config:\n{out[:3000]}"
+    recaps = [_recap("PLAY RECAP" + chunk) for chunk in out.split("PLAY RECAP")[1:]]
+    # converge, idempotence, verify: one recap each (syntax prints none)
+    assert len(recaps) == 3, f"roles/{role}: expected the recaps of converge, idempotence and verify, got {recaps}"
+    for step, recap in zip(("converge", "idempotence", "verify"), recaps, strict=True):
+        bad = {h: r for h, r in recap.items() if r["changed"] or r["failed"] or r["unreachable"]}
+        assert not bad, f"roles/{role}: the {step} step on the converged lab changed or failed: {bad}"
 
 
 def _secret_values() -> dict[str, bytes]:

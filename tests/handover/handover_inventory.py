@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from validation.inventory_layers import sources
+from validation.inventory_layers import AnsibleInventory
 
 USAGE = "pytest tests/handover --hosts=ansible://dgx --ansible-inventory=inventories/<site>"
 
@@ -59,41 +59,14 @@ class NodeSpec:
         return f"ssh://{user}@{address}:{port}", kwargs
 
 
-def _loader():
-    from ansible.parsing.dataloader import DataLoader
-    from ansible.plugins.loader import init_plugin_loader
-
-    init_plugin_loader()  # what the ansible CLIs do first: makes ansible.builtin.* plugins loadable
-
-    loader = DataLoader()
-    password_file = os.environ.get("ANSIBLE_VAULT_PASSWORD_FILE")
-    if password_file:
-        from ansible.cli import CLI
-
-        loader.set_vault_secrets(CLI.setup_vault_secrets(loader, vault_ids=[], vault_password_files=[password_file]))
-    return loader
-
-
 def load_nodes(inventory: str, pattern: str) -> list[NodeSpec]:
-    """Every host matching `pattern` (e.g. `dgx`) with its templated variables."""
-    from ansible.inventory.manager import InventoryManager
-    from ansible.template import Templar
-    from ansible.vars.manager import VariableManager
-
-    loader = _loader()
-    manager = InventoryManager(loader=loader, sources=sources(inventory))
-    variables = VariableManager(loader=loader, inventory=manager)
-
-    def templated(host, keys) -> dict[str, Any]:
-        host_vars = variables.get_vars(host=host)
-        templar = Templar(loader=loader, variables=host_vars)
-        return {k: templar.template(host_vars[k]) for k in keys if k in host_vars}
-
-    dgx_hosts = [h.name for h in manager.get_hosts("dgx")]
-    powerscale = {h.name: list(templated(h, ["storage_nics"]).get("storage_nics") or [])
-                  for h in manager.get_hosts("powerscale")}
-    return [NodeSpec(name=h.name, vars=templated(h, NEEDED), dgx_hosts=dgx_hosts, powerscale_nodes=powerscale)
-            for h in manager.get_hosts(pattern)]
+    """Every host matching `pattern` (e.g. `dgx`) with its templated variables (validation.inventory_layers:
+    the inventory read by Ansible's own managers)."""
+    inv = AnsibleInventory.open(inventory)
+    dgx_hosts = inv.hosts("dgx")
+    powerscale = {h: list(inv.templated(h, ["storage_nics"]).get("storage_nics") or []) for h in inv.hosts("powerscale")}
+    return [NodeSpec(name=h, vars=inv.templated(h, NEEDED), dgx_hosts=dgx_hosts, powerscale_nodes=powerscale)
+            for h in inv.hosts(pattern)]
 
 
 _NODES = pytest.StashKey[list]()

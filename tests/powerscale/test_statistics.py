@@ -147,7 +147,7 @@ def test_the_validation_sampler_against_the_simulator(pki, tmp_path):
 
 
 def test_the_validate_roles_sample_around_a_measurement_without_showing_the_password(pki, tmp_path):
-    """roles/validate_paths' array_start / array_stop through ansible-playbook: the sampler runs on the control
+    """roles/validate's telemetry_start / telemetry_stop through ansible-playbook: the sampler runs on the control
     node while the measurement runs, stops at the stop file, and neither its command nor Ansible's output holds
     the API password (it reaches the sampler on a pipe; -vvv shows every result)."""
     import yaml

@@ -104,9 +104,9 @@ def test_the_argument_specs_and_the_schema_describe_shared_variables_alike():
 def test_an_argument_spec_default_is_the_value_the_role_runs_with(spec_file):
     role = spec_file.parents[1].name
     defaults = role_defaults(role)
-    body = yaml.safe_load(spec_file.read_text())["argument_specs"]["main"]
+    entries = yaml.safe_load(spec_file.read_text())["argument_specs"]
     wrong = [f"{name}: argument spec {opt['default']!r}, defaults/main.yml {defaults[name]!r}"
-             for name, opt in (body.get("options") or {}).items()
+             for body in entries.values() for name, opt in (body.get("options") or {}).items()
              if "default" in opt and name in defaults and opt["default"] != defaults[name]
              and "{{" not in str(defaults[name])]
     assert not wrong, f"roles/{role}: " + "; ".join(wrong)

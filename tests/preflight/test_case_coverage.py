@@ -76,7 +76,8 @@ def uncovered(by_role: dict[str, list[str]], cases: dict[str, str]) -> list[str]
 
 def test_every_role_variable_family_has_a_preflight_case():
     by_role = families()
-    assert sum(map(len, by_role.values())) >= 90, by_role   # the roles consume many inventory variables
+    # the roles consume many inventory variables: 87 families (distinct: one role's entry points share theirs)
+    assert len(set().union(*by_role.values())) >= 85, by_role
     missing = uncovered(by_role, case_variables())
     assert not missing, "variable families without a preflight case (add one to tests/preflight_cases/): " + \
         ", ".join(missing)

@@ -16,7 +16,7 @@ from ansible.module_utils import inventory_problem as table_of
 from ansible.module_utils import preflight_rules as rules
 from ansible.module_utils import preflight_schema as schema
 
-from .preflight_sites import load_site
+from .preflight_sites import action_plugin, load_site
 
 ERROR, WARNING = rules.ERROR, rules.WARNING
 
@@ -578,3 +578,14 @@ def test_schema_specs(spec, good, bad):
 def test_every_variable_rejects_a_wrong_type_with_a_fix(var):
     findings = var.spec.check(object(), var.name)
     assert findings and all(f.fix and f.problem for f in findings)
+
+
+def test_the_plugin_hands_the_rules_the_validation_metric_definitions(tmp_path):
+    """plugins/action/preflight_inventory.py reads validation/metrics.yml through validation/metrics.py (the one
+    reader) for rule_acceptance; without the validation package beside the plugins it hands none."""
+    defs = action_plugin().metric_definitions()
+    assert defs is not None and defs["fio_node_read_MBps"] == {"stage": "fio", "unit": "MB/s", "threshold": True}
+    assert defs["fio_array_over_client"]["threshold"] is False
+    assert action_plugin().metric_definitions(tmp_path) is None
+    site = load_site("inventories/production")
+    assert site.hosts("dgx") and site.metrics == defs

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 import shutil
@@ -213,14 +215,20 @@ def build_production_paths(run: Path) -> None:
             (telemetry / f"r{k}.jsonl").write_text(stats_jsonl(moved * 1.02), encoding="utf-8")
 
 
+@functools.cache
+def _site_context(site: str) -> dict:
+    """A site's context, read once per session (Ansible's managers read the inventory); each test gets a copy."""
+    return context_from_inventory(ROOT / "inventories" / site)
+
+
 @pytest.fixture
 def production_ctx() -> dict:
-    return context_from_inventory(ROOT / "inventories" / "production")
+    return copy.deepcopy(_site_context("production"))
 
 
 @pytest.fixture
 def lab_ctx() -> dict:
-    return context_from_inventory(ROOT / "inventories" / "lab")
+    return copy.deepcopy(_site_context("lab"))
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""A small site on this machine for the ansible-runner path: two hosts over the local connection, plays and
-roles named as the real ones (validate_nccl, validate_fio, validate_ddp) whose async tasks start stand-in
+"""A small site on this machine for the ansible-runner path: two hosts over the local connection, plays and a
+role named as the real ones (roles/validate, its stage files nccl.yml, fio.yml, ddp.yml) whose async tasks start stand-in
 runner scripts with the real runners' names and arguments (``nccl_runner.py --case all``, ``fio_runner.py
 --case aggregate --sample 1``, ``ddp_runner.py --case=n2``); ``ddp n2`` fails, ``fio node-n2 sample 1`` is
 planned but never runs, and a debug task prints the canary secrets (so a scrub has something to find).
@@ -43,24 +43,24 @@ def write_site(root: Path) -> tuple[Path, Path]:
     def run(script: str, extra: str) -> str:
         return "{{ [ansible_playbook_python, '" + f"{bin_dir}/{script}" + "'] + " + extra + " }}"
 
-    roles = {
-        "validate_nccl": _async("NCCL | single-node all-reduce on every DGX",
+    stages = {
+        "nccl": _async("NCCL | single-node all-reduce on every DGX",
                                 run("nccl_runner.py", "['--case', 'single-' ~ inventory_hostname]"))
         + _async("NCCL | all", run("nccl_runner.py", "['--case', 'all']")),
-        "validate_fio": _async("Fio | lay out the file set", run("fio_runner.py", "['--case', 'layout']"),
+        "fio": _async("Fio | lay out the file set", run("fio_runner.py", "['--case', 'layout']"),
                                "inventory_hostname == 'n1'")
         + _async("Fio | aggregate read, sample 1",
                  run("fio_runner.py", "['--case', 'aggregate', '--sample', '1']"), "inventory_hostname == 'n1'")
         + _async("Fio | read from one node alone, n1 sample 1",
                  run("fio_runner.py", "['--case', 'node-n1', '--sample', '1']"), "inventory_hostname == 'n1'"),
-        "validate_ddp": _async("DDP | training on this many nodes 1", run("ddp_runner.py", "['--case=n1']"),
+        "ddp": _async("DDP | training on this many nodes 1", run("ddp_runner.py", "['--case=n1']"),
                                "inventory_hostname == 'n1'")
         + _async("DDP | training on this many nodes 2", run("ddp_runner.py", "['--case=n2']"),
                  "inventory_hostname == 'n1'"),
     }
-    for role, tasks in roles.items():
-        (root / "roles" / role / "tasks").mkdir(parents=True)
-        (root / "roles" / role / "tasks" / "main.yml").write_text("---\n" + tasks)
+    (root / "roles" / "validate" / "tasks").mkdir(parents=True)
+    for stage, tasks in stages.items():
+        (root / "roles" / "validate" / "tasks" / f"{stage}.yml").write_text("---\n" + tasks)
     playbook = root / "demo.yml"
     playbook.write_text("""---
 - name: Validate | run directory and context
@@ -74,10 +74,13 @@ def write_site(root: Path) -> tuple[Path, Path]:
 - name: Validate | measurements on the DGX nodes
   hosts: dgx
   gather_facts: false
-  roles:
-    - validate_nccl
-    - validate_fio
-    - validate_ddp
+  tasks:
+    - name: NCCL
+      ansible.builtin.import_role: {name: validate, tasks_from: nccl}
+    - name: Fio
+      ansible.builtin.import_role: {name: validate, tasks_from: fio}
+    - name: DDP
+      ansible.builtin.import_role: {name: validate, tasks_from: ddp}
 """)
     inventory = root / "hosts.yml"
     hosts = {h: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
@@ -93,6 +96,8 @@ def trim(event: dict[str, Any]) -> dict[str, Any]:
     data = event.get("event_data") or {}
     res = data.get("res") if isinstance(data.get("res"), dict) else None
     kept = {k: data[k] for k in ("play", "role", "task", "host", "ignore_errors") if k in data}
+    if "/roles/" in str(data.get("task_path")):  # a role's task file, without this machine's directories
+        kept["task_path"] = "roles/" + str(data["task_path"]).split("/roles/", 1)[1]
     if res is not None:
         kept["res"] = {k: res[k] for k in ("cmd", "msg", "rc", "finished", "censored") if k in res}
     return {"event": event.get("event"), "counter": event.get("counter"), "created": event.get("created"),

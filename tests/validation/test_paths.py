@@ -13,7 +13,7 @@ import pytest
 from conftest import REPEATS, ROOT, iperf3_doc, stats_jsonl
 
 from validation import array_telemetry, parse_iperf3, parse_perftest, parse_util
-from validation.paths import judge_path_case
+from validation.stages.paths import judge_path_case
 from validation.verdict import FAIL, INFO, PASS, evaluate
 
 REAL = ROOT / "tests" / "fixtures" / "paths" / "real"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conftest import ROOT
 
-from validation.paths import judge_path_case
+from validation.stages.paths import judge_path_case
 from validation.verdict import FAIL, PASS
 
 RUNNERS = ROOT / "validation" / "runners"

@@ -1,4 +1,4 @@
-"""A stage's raw outputs travel as one archive per node (roles/validate_report/tasks/bring_raw.yml: the raw_outputs
+"""A stage's raw outputs travel as one archive per node (roles/validate/tasks/bring_raw.yml: the raw_outputs
 action plugin, plugins/action/raw_outputs.py, reads validation/runners/common.py pack-base64 from one shell command
 on the node): every file arrives byte for byte under its stage in the run directory, and the control node refuses an
 archive that would write outside the run directory."""
@@ -34,8 +34,8 @@ def _bring(tmp_path: Path, src: Path, raw: Path, arcroot: str, reroute: list[str
     play = [{"hosts": "localhost", "gather_facts": False, "vars": {
         "ansible_python": {"executable": sys.executable}, "validate_raw_src": str(src),
         "validate_raw_runners": str(COMMON.parent), "validate_raw_arcroot": arcroot, "validate_raw_reroute": reroute},
-        "tasks": [{"ansible.builtin.set_fact": {"validate_report_run_dir": str(raw.parent)}},
-                  {"ansible.builtin.include_tasks": str(ROOT / "roles/validate_report/tasks/bring_raw.yml")}]}]
+        "tasks": [{"ansible.builtin.set_fact": {"validate_run": {"dir": str(raw.parent)}}},
+                  {"ansible.builtin.include_tasks": str(ROOT / "roles/validate/tasks/bring_raw.yml")}]}]
     book = tmp_path / "bring.yml"
     book.write_text(json.dumps(play))
     env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")}

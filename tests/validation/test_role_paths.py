@@ -1,4 +1,4 @@
-"""roles/validate_paths through a real ansible-playbook run, every host this machine (local connection) and an
+"""roles/validate's paths stage through a real ansible-playbook run, every host this machine (local connection) and an
 iperf3 stand-in on PATH that prints the real capture (tests/fixtures/paths/real): the server on the storage side
 and on each DGX, each path alone (one node at a time) and all at once, the compute-fabric pair, the raw outputs
 in the run directory, and every server it started stopped again."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 from conftest import ROOT
 
-from validation.paths import judge_path_case
+from validation.stages.paths import judge_path_case
 from validation.verdict import FAIL
 
 REAL = ROOT / "tests" / "fixtures" / "paths" / "real"
@@ -53,8 +53,8 @@ def test_the_role_measures_each_path_alone_then_all_at_once_and_stops_its_server
         "validation_telemetry": {"enabled": False, "interval_s": 1, "max_gap": 0.35},
         "dgx_models": {"lab-vm": {}}, "dgx_model": "lab-vm",
         # each stand-in host its own directories, as each DGX has (the remote one under a validation directory)
-        "validate_paths_runners_dir": str(tmp_path) + "/{{ inventory_hostname }}/runners",
-        "validate_paths_remote_dir": str(tmp_path) + "/{{ inventory_hostname }}/validation/20261126T100000Z",
+        "validate_runners_dir": str(tmp_path) + "/{{ inventory_hostname }}/runners",
+        "validate_remote_dir": str(tmp_path) + "/{{ inventory_hostname }}/validation/20261126T100000Z",
         "paths_test_run": "20261126T100000Z", "paths_test_dir": str(tmp_path), "paths_test_root": str(ROOT)},
         "children": {
             "dgx": {"hosts": {

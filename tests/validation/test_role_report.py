@@ -1,4 +1,4 @@
-"""The verdict-and-report play (roles/validate_report) judges a stored run the way the validation stage does:
+"""The verdict-and-report play (roles/validate, entry point report) judges a stored run the way the validation stage does:
 PASS lets the play finish; a threshold the run cannot meet fails the play, and the failure names the metric.
 Only localhost runs; the run directory is the production fixture (tests/validation/conftest.py)."""
 
@@ -21,8 +21,7 @@ def _report_play(run: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     nodes = json.loads((run / "context.json").read_text())["nodes"]
     return subprocess.run(
         [str(Path(sys.executable).with_name("ansible-playbook")), *inventory_args("inventories/production"),
-         "tests/validation/playbooks/report_only.yml", "-e", f"validate_report_run_dir={run}",
-         "-e", f"validate_report_run={run.name}", "-e", json.dumps({"validate_report_nodes": nodes}), *extra],
+         "tests/validation/playbooks/report_only.yml", "-e", json.dumps({"validate_run": {"id": run.name, "dir": str(run), "nodes": nodes}}), *extra],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -80,10 +79,10 @@ def test_the_probe_of_an_unfinished_node_goes_to_the_node_not_the_control_node(t
     reachable before). The task is taken from the role as it is."""
     import yaml
 
-    tasks = yaml.safe_load((ROOT / "roles/validate_report/tasks/main.yml").read_text())
+    tasks = yaml.safe_load((ROOT / "roles/validate/tasks/report.yml").read_text())
     (probe,) = [t for t in tasks if str(t.get("name", "")).startswith("Report | reach each DGX")]
     play = [{"hosts": "localhost", "connection": "local", "gather_facts": False,
-             "vars": {"validate_report_nodes": ["ghost"], "validate_measurements_started": True},
+             "vars": {"validate_run": {"nodes": ["ghost"]}, "validate_measurements_started": True},
              "tasks": [probe, {"name": "show", "ansible.builtin.debug": {
                  "msg": "{{ validate_report_probe.results | map(attribute='unreachable', default=False) | list }}"}}]}]
     (tmp_path / "probe.yml").write_text(yaml.safe_dump(play))

@@ -107,7 +107,7 @@ def test_fio_client_server_on_loopback_and_missing_client(tmp_path):
     started = subprocess.run([sys.executable, str(runner), "--phase=server-start", f"--pidfile={pidfile}",
                               "--bind=ip:127.0.0.1,18731"], check=True, capture_output=True, text=True)
     try:
-        # the version the report records comes from the binary that serves (roles/validate_fio reads it here)
+        # the version the report records comes from the binary that serves (roles/validate's fio stage reads it here)
         assert json.loads(started.stdout)["version"].startswith("fio-")
         profile = ["--bs=1M", "--size-per-job=8M", "--numjobs=1", "--iodepth=1", "--ioengine=psync", "--direct=0",
                    "--runtime=1", "--drop-caches=0", "--timeout=60"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Path baselines: what the network under a measurement carries, measured in the same run before it.
 
-Phases (run on the DGX nodes by roles/validate_paths):
+Phases (run on the DGX nodes by roles/validate, stage paths):
   iperf3-server-start / iperf3-server-stop   an iperf3 server on this node (a compute-fabric pair's far end),
                                              daemonised with a pid file; stop signals only that pid, only if it
                                              is iperf3

@@ -1,0 +1,1 @@
+"""Each validation stage's judge: paths, nccl (and its fabric sanity, sysinfo), fio, ddp (see validation/verdict.py)."""

@@ -1,0 +1,193 @@
+"""The DDP stage's judge: the sanity of each training case (the runner's result JSON), the throughputs on synthetic
+and real data, the scaling efficiency and real over synthetic against the thresholds. The runner is
+validation/runners/ddp_runner.py, the role's entry point roles/validate/tasks/ddp.yml.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..checks import (
+    FAIL,
+    INFO,
+    PASS,
+    Check,
+    _best_and_spread,
+    _case_preamble,
+    _load_meta,
+    _peer_problems,
+    _perf_check,
+    _ranks_per_node,
+    _repeats,
+    _sample_problems,
+    finite,
+    judge_guard,
+    repeats_problem,
+)
+
+
+def ddp_result_problems(doc: dict[str, Any], meta: dict[str, Any], mode: str, expected_world: int | None,
+                        lab: bool) -> list[str]:
+    """A training result against what was launched and against itself: every rank timed, step times real,
+    the throughput what batch x world x steps / time gives, GPUs and NCCL outside the lab, the nodes launched,
+    and a real-data sample that read the dataset it was given."""
+    out: list[str] = []
+    world = doc.get("world_size")
+    if expected_world is not None and world != expected_world:
+        out.append(f"world size {world}, expected {expected_world}")
+    steps = doc.get("steps")
+    timed = doc.get("step_times_s")
+    if not isinstance(timed, list):
+        return [*out, "no step times recorded"]
+    times = [finite(t) for t in timed]
+    if len(timed) < int(finite(steps) or 1):
+        out.append(f"{len(timed)} timed steps, expected {steps}")
+    if any(t is None or t <= 0 for t in times):
+        out.append("step times of zero, negative or not a number: the steps were not timed")
+    ranks = doc.get("rank_mean_step_s")
+    if not isinstance(ranks, list):
+        out.append("no per-rank step times (rank_mean_step_s): whether every rank trained cannot be checked")
+    elif isinstance(world, int) and len(ranks) != world:
+        out.append(f"step times from {len(ranks)} rank(s), world size {world}")
+    elif any((finite(r) or 0) <= 0 for r in ranks):
+        out.append("a rank recorded no step time")
+    value = finite(doc.get("samples_per_s"))
+    batch = finite(doc.get("batch_size_per_rank"))
+    if value is not None and batch and isinstance(world, int) and times and all(t and t > 0 for t in times):
+        implied = batch * world * len(times) / sum(t for t in times if t)
+        if not 0.95 <= value / implied <= 1.05:
+            out.append(f"samples/s {value:g} disagrees with batch {batch:g} x world {world} x {len(times)} steps / "
+                       f"{sum(t for t in times if t):g} s = {implied:g}")
+    if not lab and (doc.get("backend") != "nccl" or doc.get("device") != "cuda"):
+        out.append(f"trained with {doc.get('backend')} on {doc.get('device')}: an acceptance run trains on GPUs "
+                   "with NCCL")
+    launched = meta.get("nodes")
+    ran = doc.get("nodes")
+    if isinstance(launched, list) and isinstance(ran, list):
+        wanted = sorted(set(meta.get("node_hostnames") or launched))
+        if len(set(ran)) != len(set(launched)) or (meta.get("node_hostnames") and sorted(set(ran)) != wanted):
+            out.append(f"trained on {sorted(set(ran))}, launched on {wanted}")
+    else:
+        out.append("the result or meta.json does not name the nodes: what trained cannot be checked")
+    if doc.get("mode", mode) != mode:
+        out.append(f"result of a {doc.get('mode')} run recorded as {mode}")
+    training = meta.get("training")
+    if not isinstance(training, dict):
+        return [*out, f"meta.json 'training' is not the launch's training settings: {str(training)[:60]}"]
+    asked = training.get("dataset")
+    if mode == "real":
+        if "dataset" not in doc:
+            out.append("real-data result does not record the dataset it read")
+        elif asked and doc.get("dataset") != asked:
+            out.append(f"real-data run read {doc.get('dataset')}, the dataset asked for is {asked}")
+    elif doc.get("dataset"):
+        out.append(f"synthetic run records a dataset ({doc.get('dataset')})")
+    return out
+
+
+@judge_guard("ddp", lambda: ({},))
+def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: bool, repeats: int | None = None
+                   ) -> tuple[Check, dict[str, list[float | None]]]:
+    """Sanity of one DDP case (one node count); returns (check, {mode: per-sample samples/s})."""
+    meta = _load_meta(case_dir)
+    check, ok = _case_preamble("ddp", case, meta, lab)
+    per_mode: dict[str, list[float | None]] = {}
+    if not ok:
+        return check, per_mode
+    assert meta is not None
+    if expected_world is None:
+        expected_world = meta.get("expected_world_size")
+    peer = _peer_problems(case_dir, meta)
+    for mode in ("synthetic", "real"):
+        peer += repeats_problem([x for x in meta["samples"] if str(x.get("mode") or "synthetic") == mode], repeats,
+                                f"{mode}-data samples")
+    if peer:
+        check.status = FAIL
+        check.reasons.extend(peer)
+    for sample in meta["samples"]:
+        if sample.get("mode") == "bare":
+            continue  # the training without DDP: the host's capacity, judged by validation.stages.paths.judge_host_scaling
+        problems = _sample_problems(meta, sample)
+        tag = sample.get("file")
+        mode = str(sample.get("mode") or "synthetic")
+        path = case_dir / str(tag or "")
+        value = None
+        doc: dict[str, Any] | None = None
+        if not path.is_file():
+            problems.append(f"{tag}: raw output missing")
+        else:
+            try:
+                loaded = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                problems.append(f"{tag}: unparseable: {exc}")
+            else:
+                if isinstance(loaded, dict):
+                    doc = loaded
+                else:  # `null` too: a sample with no result is a problem, not a silent gap
+                    problems.append(f"{tag}: a JSON {type(loaded).__name__}, not a training result object")
+        if doc is not None:
+            if not doc.get("complete"):
+                problems.append(f"{tag}: training did not complete: {'; '.join(map(str, doc.get('errors') or [])) or 'no reason'}")
+            problems.extend(f"{tag}: {p}" for p in ddp_result_problems(doc, meta, mode, expected_world, lab))
+            value = finite(doc.get("samples_per_s"))
+            if value is None or value <= 0:
+                problems.append(f"{tag}: no throughput")
+                value = None
+        if problems:
+            check.status = FAIL
+            check.reasons.extend(problems)
+            value = None
+        per_mode.setdefault(mode, []).append(value)
+    return check, per_mode
+
+
+def judge_stage(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool, baseline: dict[str, float],
+                series: dict[str, Any], models: dict[str, Any]) -> list[Check]:
+    """Every DDP case of the run: sanity, throughputs, scaling efficiency and real over synthetic; series['ddp']."""
+    checks: list[Check] = []
+    counts = sorted({1, len(nodes)}) if nodes else [1]
+    per_node = _ranks_per_node(ctx, nodes[0], models, "ddp") if nodes else None
+    throughput: dict[int, dict[str, tuple[float | None, bool]]] = {}
+    for count in counts:
+        case = f"n{count}"
+        sanity, per_mode = judge_ddp_case(ddp_dir / case, case, per_node * count if per_node else None, lab,
+                                          _repeats(ctx))
+        checks.append(sanity)
+        ok = sanity.status == PASS
+        throughput[count] = {}
+        for mode in ("synthetic", "real"):
+            samples = per_mode.get(mode, [])
+            if not samples:
+                sanity.status = FAIL
+                sanity.reasons.append(f"no {mode}-data training result")
+                ok = False
+            best, spread = _best_and_spread(samples)
+            throughput[count][mode] = (best, ok)
+            info = Check(name=f"ddp_{mode}_throughput", stage="ddp", kind="performance",
+                         status=INFO if ok and best else FAIL, instance=f"{count} node{'s' if count > 1 else ''}",
+                         value=best, unit="samples/s", samples=samples, spread_pct=spread, case=case,
+                         lab_standin=lab)
+            if info.status == FAIL:
+                info.reasons.append(f"no valid {mode}-data throughput at {count} node(s)")
+            checks.append(info)
+    top = counts[-1]
+    syn1, ok1 = throughput[1]["synthetic"]
+    synn, okn = throughput[top]["synthetic"]
+    eff: list[float | None] = [synn / (top * syn1)] if ok1 and okn and syn1 and synn else [None]
+    checks.append(_perf_check(ctx, "ddp_scaling_efficiency", None, eff, ok1 and okn, lab, baseline))
+    if top == 1 and checks[-1].status != FAIL:
+        checks[-1].reasons.append("one node only: scaling from 1 node to all is trivially 1")
+    for count in counts:
+        syn, oks = throughput[count]["synthetic"]
+        real, okr = throughput[count]["real"]
+        ratio: list[float | None] = [real / syn] if oks and okr and syn and real else [None]
+        checks.append(_perf_check(ctx, "ddp_real_over_synthetic", f"{count} node{'s' if count > 1 else ''}",
+                                  ratio, oks and okr, lab, baseline))
+    series["ddp"] = {
+        "nodes": counts,
+        "synthetic": [throughput[c]["synthetic"][0] for c in counts],
+        "real": [throughput[c]["real"][0] for c in counts],
+    }
+    return checks
