@@ -297,7 +297,7 @@ def test_a_failed_rank_under_srun_is_the_samples_reason(tmp_path):
 
 
 def test_an_engine_that_exits_0_after_a_stuck_step_fails_the_sample(tmp_path):
-    from validation.verdict import _sample_problems
+    from validation.checks import _sample_problems
 
     env = fake_engine(tmp_path, "srun", f"cat {REAL / 'srun-step-abort-timed-out.txt'} >&2; exit 0")
     meta = run_nccl(tmp_path, env, "--launcher", "srun")
