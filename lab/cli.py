@@ -24,8 +24,8 @@ import tty
 from pathlib import Path
 
 from lab import images
+from lab.lifecycle import Lab, LabError, LabOptions, default_run_dir, tail
 from lab.qemu import vm_files
-from lab.runner import Lab, LabError, LabOptions, default_run_dir, tail
 from lab.topology import DEFAULT_TOPOLOGY, TopologyError, load_topology
 
 

@@ -25,7 +25,7 @@ import yaml
 from ansible.module_utils.mlnxos_client import Endpoint, JsonApiTransport
 from ansible.module_utils.onefs import OneFSClient, OneFSConnection
 
-from lab.runner import default_run_dir
+from lab.lifecycle import default_run_dir
 from validation.inventory_layers import group_vars
 
 pytestmark = pytest.mark.lab_drift

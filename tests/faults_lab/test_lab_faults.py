@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.runner import default_run_dir
+from lab.lifecycle import default_run_dir
 from validation.inventory_layers import group_vars
 
 pytestmark = pytest.mark.lab_faults

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from lab.lifecycle import default_run_dir
 from lab.qemu import qemu_usable
-from lab.runner import default_run_dir
 
 pytestmark = pytest.mark.lab_flow
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from lab import smoke
+from lab.lifecycle import lab_qemu_pids
 from lab.qemu import qemu_usable
-from lab.runner import lab_qemu_pids
 
 pytestmark = pytest.mark.lab
 

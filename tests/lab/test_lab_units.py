@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from lab import hub, image_files, images, pki, qemu, vmconfig
-from lab.runner import substitute
+from lab.lifecycle import substitute
 from lab.topology import DEFAULT_TOPOLOGY, TopologyError, build_topology, expand, load_topology
 
 ROOT = Path(__file__).resolve().parents[2]

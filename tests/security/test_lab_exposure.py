@@ -15,13 +15,13 @@ import pytest
 import yaml
 
 from lab import hub, pki, qemu, registry, relay
+from lab.lifecycle import substitute
 from lab.mlnxos_sim import __main__ as mlnxos_main
 from lab.mlnxos_sim.cli import load_host_key
 from lab.nvue_sim import __main__ as nvue_main
 from lab.onefs_sim import __main__ as onefs_main
 from lab.onefs_sim.backends import MemoryBackend, render_exports
 from lab.onefs_sim.server import OneFSSimulator
-from lab.runner import substitute
 from lab.topology import load_topology
 from validation.inventory_layers import group_vars, sources
 

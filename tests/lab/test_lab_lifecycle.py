@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lab import runner
-from lab.runner import Lab, LabError, LabOptions, ProcRecord, load_process, record_process, stop_process
+from lab import lifecycle
+from lab.lifecycle import Lab, LabError, LabOptions, ProcRecord, load_process, record_process, stop_process
 from lab.topology import DEFAULT_TOPOLOGY, build_topology
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,9 +78,9 @@ def test_boot_timeout_names_every_node_still_waiting(tmp_path, monkeypatch):
     lab = make_lab(tmp_path)
     monkeypatch.setattr(Lab, "vm_running", lambda self, node: True)
     monkeypatch.setattr(Lab, "ssh_ok", lambda self, node, timeout_s=20.0: node.name == "sn3700v01")
-    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    monkeypatch.setattr(lifecycle.time, "sleep", lambda s: None)
     with pytest.raises(LabError) as err:
-        lab.wait_for_ssh([], timeout_s=0, t_start=runner.time.monotonic() - 1)
+        lab.wait_for_ssh([], timeout_s=0, t_start=lifecycle.time.monotonic() - 1)
     assert "dgx01: no SSH after 0 s" in str(err.value) and "powerscale01: no SSH" in str(err.value)
     assert "sn3700v01: no SSH" not in str(err.value)
 
@@ -103,8 +103,8 @@ def test_a_running_lab_is_not_reshaped(tmp_path, monkeypatch):
 def test_tail_strips_terminal_escapes(tmp_path):
     log = tmp_path / "c.log"
     log.write_text("a\r\n\x1b[0;32m  OK  \x1b[0m] Started ssh\n")
-    assert runner.tail(log) == "a\n  OK  ] Started ssh"
-    assert "does not exist" in runner.tail(tmp_path / "nope.log")
+    assert lifecycle.tail(log) == "a\n  OK  ] Started ssh"
+    assert "does not exist" in lifecycle.tail(tmp_path / "nope.log")
 
 
 def test_cli_status_json_of_a_lab_that_is_not_up(tmp_path, capsys, monkeypatch):
