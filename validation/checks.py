@@ -62,7 +62,7 @@ class Verdict:
     failed: list[str]
     lab_standins: bool
     series: dict[str, Any]          # plot data: busbw vs size per case, per-node fio, ddp vs nodes, baselines...
-    limits: dict[str, Any] = field(default_factory=dict)  # where is the limit (validation.stages.paths.where_is_the_limit)
+    limits: dict[str, Any] = field(default_factory=dict)  # where is the limit (validation.stages.limit.where_is_the_limit)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -23,7 +23,7 @@ from typing import Any
 from .checks import FAIL, INFO, PASS, Check, Verdict, _apply_outliers, _repeats, ring_pairs, summary_counts
 from .metrics import load as metric_defs
 from .metrics import stage_and_unit
-from .stages import ddp, fio, nccl, paths, sysinfo
+from .stages import ddp, fio, limit, nccl, paths, sysinfo, telemetry, utilisation
 from .stages.fio import full_scratch_hint, judge_fio_case, judge_fio_layout
 from .stages.nccl import expected_nccl_cases, nccl_table_problems
 from .thresholds import metrics_with_thresholds
@@ -114,19 +114,19 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     if enabled("fio"):
         fio_checks, series["fio"] = fio.judge_stage(ctx, raw / "fio", nodes, lab, baseline, repeats)
         checks.extend(fio_checks)
-        array_checks, series["array"] = paths.judge_fio_array(ctx, run_dir, nodes, lab,
+        array_checks, series["array"] = telemetry.judge_fio_array(ctx, run_dir, nodes, lab,
                                                               [c for c in checks if c.stage == "fio"])
         checks.extend(array_checks)
     if enabled("ddp"):
-        host, host_efficiency = paths.judge_host_scaling(ctx, raw / "ddp", nodes, lab)
+        host, host_efficiency = utilisation.judge_host_scaling(ctx, raw / "ddp", nodes, lab)
         ctx = dict(ctx, measured_baselines=dict(ctx.get("measured_baselines") or {}, host_scaling=host_efficiency))
         checks.extend(host)
         checks.extend(ddp.judge_stage(ctx, raw / "ddp", nodes, lab, baseline, series, models))
-        paths.apply_host_limit(checks, host, float(((ctx.get("validation_ddp") or {}).get("host_scaling") or {})
+        utilisation.apply_host_limit(checks, host, float(((ctx.get("validation_ddp") or {}).get("host_scaling") or {})
                                                    .get("min_speedup") or 1.0))
         counts = sorted({1, len(nodes)}) if nodes else [1]
-        util_checks, series["util"] = paths.judge_util(ctx, raw / "ddp", counts, nodes, lab, baseline)
-        ddp_array, series["ddp_array"] = paths.judge_ddp_array(ctx, run_dir, counts, nodes, lab)
+        util_checks, series["util"] = utilisation.judge_util(ctx, raw / "ddp", counts, nodes, lab, baseline)
+        ddp_array, series["ddp_array"] = telemetry.judge_ddp_array(ctx, run_dir, counts, nodes, lab)
         checks.extend(util_checks + ddp_array)
     _apply_outliers(checks, float(ctx.get("acceptance_outlier_max_behind_pct") or 5))
     # A threshold nobody measured is a FAIL, never a silent skip.
@@ -146,4 +146,4 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
     failed = [c.label for c in checks if c.status == FAIL]
     status = FAIL if failed or not any(c.kind == "performance" and c.status != FAIL for c in checks) else PASS
     return Verdict(status=status, checks=checks, failed=failed, lab_standins=lab, series=series,
-                   limits=paths.where_is_the_limit(checks, series, ctx, nodes))
+                   limits=limit.where_is_the_limit(checks, series, ctx, nodes))

@@ -108,7 +108,7 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
         check.reasons.extend(peer)
     for sample in meta["samples"]:
         if sample.get("mode") == "bare":
-            continue  # the training without DDP: the host's capacity, judged by validation.stages.paths.judge_host_scaling
+            continue  # the training without DDP: the host's capacity, judged by validation.stages.utilisation.judge_host_scaling
         problems = _sample_problems(meta, sample)
         tag = sample.get("file")
         mode = str(sample.get("mode") or "synthetic")
