@@ -23,6 +23,7 @@ import pytest
 
 from lab.lifecycle import default_run_dir
 from lab.qemu import qemu_usable
+from validation.inventory_layers import group_vars
 
 pytestmark = pytest.mark.lab_flow
 
@@ -177,6 +178,30 @@ def test_validation_stage_passes_on_the_lab(first_run):
     assert {"nccl", "fio", "ddp"} <= stages, f"a stage is missing from the verdict: {sorted(map(str, stages))}"
     assert verdict["lab_standins"] is True
     assert "lab stand-in" in (run_dir / "summary.md").read_text().lower(), "the report must say these are lab stand-ins"
+
+
+# What each validation_engine records as the engine of a case (meta.json "engine"; nccl_runner, ddp_runner) and the
+# first words of the exact command it ran (docs/launch-engines.md)
+ENGINE_RECORDS = {"slurm": ({"srun"}, ["srun", "--mpi=pmix"]), "mpirun": ({"mpirun"}, ["mpirun"]),
+                  "ssh": ({"gloo", "env-workers/host"}, None)}
+
+
+def test_the_raw_results_record_the_engine_and_its_command(first_run):
+    """Every NCCL case and DDP training was launched by the lab's validation_engine (Slurm: srun --mpi=pmix across
+    the DGX VMs), and its meta.json records that engine and the exact command line (issue #21)."""
+    _, run_dir = first_run
+    engine = group_vars(ROOT / "inventories" / "lab")["validation_engine"]
+    names, prefix = ENGINE_RECORDS[engine]
+    metas = [json.loads(p.read_text()) for p in sorted((run_dir / "raw").rglob("meta.json"))]
+    launched = [m for m in metas if m.get("stage") in ("nccl", "ddp")]
+    assert {m["stage"] for m in launched} == {"nccl", "ddp"}, f"no NCCL or DDP case in {run_dir / 'raw'}"
+    for meta in launched:
+        label = f"{meta['stage']} {meta.get('case')}"
+        assert meta.get("engine") in names, f"{label}: engine {meta.get('engine')!r}, expected {names} ({engine})"
+        command = meta.get("command") or []
+        assert command and all(isinstance(w, str) for w in command), f"{label}: no command recorded"
+        if prefix:
+            assert command[:len(prefix)] == prefix, f"{label}: {command[:6]}"
 
 
 def test_jumbo_frames_cross_the_configured_switch_unfragmented(lab, first_run):
