@@ -1,24 +1,6 @@
 #!/usr/bin/python
-"""Ansible module dgx_facts: gather DGX readiness facts and check them as data against the inventory."""
-
-from __future__ import annotations
-
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_readiness import (
-    NVIDIA_SMI_QUERY,
-    DgxFacts,
-    Expectations,
-    ToolResult,
-    evaluate,
-    failures,
-    format_checks,
-    normalize_sysctl,
-    parse_lsmod,
-    read_gpus,
-    read_hcas,
-)
+"""Documentation of dgx_facts, an action plugin (plugins/action/dgx_facts.py): gather DGX readiness facts and check
+them as data against the inventory, agentless (one shell command on the node, parsed on the control node)."""
 
 DOCUMENTATION = r"""
 ---
@@ -72,7 +54,10 @@ attributes:
     platforms: posix
     details: The DGX OS (Ubuntu) host itself.
 notes:
-  - Read-only; identical in check mode. Parsing and evaluation live in module_utils/dgx_readiness.py.
+  - Read-only; identical in check mode. An action plugin: one shell command over the task's connection runs every
+    probe (no Python is started on the node); the probe, its parsing and the evaluation live in
+    module_utils/dgx_readiness.py (C(probe_script), C(facts_from_probe), C(readiness_result)).
+  - The node needs a POSIX shell and coreutils (C(mktemp), C(base64), C(timeout)), as DGX OS has.
 seealso:
   - module: dgx_sysctl
   - module: host_state
@@ -141,103 +126,3 @@ failure_report:
   returned: when expected is given
   type: str
 """
-
-
-WATCHED_MODULES = ("nvidia_peermem", "nv_peer_mem", "nvidia", "nvidia_uvm", "mlx5_core", "ib_core", "sunrpc")
-
-
-def run(module: AnsibleModule, argv: list[str], timeout: int) -> tuple[int, str, str]:
-    return module.run_command(["timeout", str(timeout), *argv])
-
-
-def probe_gpus(module: AnsibleModule, facts: DgxFacts, timeout: int) -> None:
-    smi = module.get_bin_path("nvidia-smi")
-    if smi is None:
-        facts.gpu_probe = ToolResult(present=False)
-        return
-    rc, out, err = run(module, [smi, f"--query-gpu={NVIDIA_SMI_QUERY}", "--format=csv,noheader"], timeout)
-    facts.gpus, facts.gpu_probe = read_gpus(rc, out, err)
-
-
-def probe_hcas(module: AnsibleModule, facts: DgxFacts, timeout: int) -> None:
-    ibstat = module.get_bin_path("ibstat")
-    if ibstat is None:
-        facts.hca_probe = ToolResult(present=False)
-        return
-    rc, out, err = run(module, [ibstat], timeout)
-    facts.hcas, facts.hca_probe = read_hcas(rc, out, err)
-
-
-def probe_fabricmanager(module: AnsibleModule, timeout: int) -> str:
-    systemctl = module.get_bin_path("systemctl")
-    if systemctl is None:
-        return "absent"
-    _rc, out, _err = run(module, [systemctl, "is-active", "nvidia-fabricmanager"], timeout)
-    answer = out.strip().splitlines()
-    # is-active prints active / inactive / failed / unknown ... and exits non-zero for all but active.
-    return answer[0] if answer else "unknown"
-
-
-def read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
-
-
-def gather(module: AnsibleModule) -> DgxFacts:
-    timeout = module.params["command_timeout"]
-    facts = DgxFacts()
-    probe_gpus(module, facts, timeout)
-    probe_hcas(module, facts, timeout)
-    facts.fabricmanager = probe_fabricmanager(module, timeout)
-    modules_text = read_text("/proc/modules")
-    loaded = [line.split()[0] for line in (modules_text or "").splitlines() if line.split()]
-    if not loaded:
-        lsmod = module.get_bin_path("lsmod")
-        if lsmod:
-            _rc, out, _err = run(module, [lsmod], timeout)
-            loaded = parse_lsmod(out)
-    facts.modules = sorted(m for m in set(loaded) if m in WATCHED_MODULES)
-    for nic in module.params["storage_nics"]:
-        mtu = read_text(f"/sys/class/net/{nic}/mtu")
-        facts.nic_mtu[nic] = int(mtu) if mtu and mtu.isdigit() else None
-    for key in module.params["sysctl_keys"]:
-        facts.sysctl[key] = read_text(os.path.join("/proc/sys", *key.split(".")))
-    return facts
-
-
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            storage_nics=dict(type="list", elements="str", default=[]),
-            sysctl_keys=dict(type="list", elements="str", default=[]),
-            expected=dict(type="dict"),
-            command_timeout=dict(type="int", default=60),
-        ),
-        supports_check_mode=True,
-    )
-    facts = gather(module)
-    result: dict = dict(changed=False, ansible_facts={"dgx": facts.as_dict()})
-    expected = module.params["expected"]
-    if expected is not None:
-        missing = [k for k in ("gpus", "hcas", "driver_version") if k not in expected]
-        if missing:
-            module.fail_json(msg=f"expected is missing {missing}: give one dgx_models entry + driver_version")
-        want = Expectations(
-            gpus=int(expected["gpus"]), gpu_model=str(expected.get("gpu_model", "")), hcas=int(expected["hcas"]),
-            hca_rate_gbps=int(expected.get("hca_rate_gbps", 0)), nvswitch=bool(expected.get("nvswitch", False)),
-            driver_version=str(expected["driver_version"]),
-            nic_mtu={str(k): int(v) for k, v in (expected.get("nic_mtu") or {}).items()},
-            sysctl={str(k): normalize_sysctl(v) for k, v in (expected.get("sysctl") or {}).items()},
-        )
-        checks = evaluate(facts, want)
-        result.update(checks=[c.as_dict() for c in checks], failed_checks=[c.name for c in failures(checks)],
-                      ready=not failures(checks), report=format_checks(checks),
-                      failure_report="; ".join(format_checks(failures(checks)).splitlines()))
-    module.exit_json(**result)
-
-
-if __name__ == "__main__":
-    main()

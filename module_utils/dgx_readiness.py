@@ -1,14 +1,17 @@
 """DGX host readiness: parse what the node reports, then check it as data against the inventory's expectations.
 
-Shared by library/dgx_facts.py (on the DGX) and the testinfra handover checks (tests/handover/). Standard
-library only, Python 3.8+. Parsing (did the tool answer, what did it say?) is kept apart from evaluation
+Shared by the dgx_facts action plugin (plugins/action/dgx_facts.py: one shell command on the DGX runs every probe,
+probe_script; the control node reads its answer, facts_from_probe) and the testinfra handover checks
+(tests/handover/). Standard library only, Python 3.8+. Parsing (did the tool answer, what did it say?) is kept apart from evaluation
 (is that what the inventory expects?). A tool that is absent is a fact (no GPU driver = 0 GPUs); a tool that
 is present but fails or prints something unparsable is an error, and every check that depends on it FAILS.
 """
 
 from __future__ import annotations
 
+import base64
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -324,3 +327,129 @@ def failures(checks: list[Check]) -> list[Check]:
 def format_checks(checks: list[Check]) -> str:
     return "\n".join(f"{c.status.upper():4} {c.name}: expected {c.expected!r}, actual {c.actual!r}"
                      + (f" ({c.detail})" if c.detail else "") for c in checks)
+
+
+def readiness_result(facts: DgxFacts, expected: dict[str, Any] | None) -> dict[str, Any]:
+    """What dgx_facts returns: the facts, and with expected (one dgx_models entry + driver_version, nic_mtu,
+    sysctl) the checks as data. A ValueError names what expected lacks."""
+    result: dict[str, Any] = {"changed": False, "ansible_facts": {"dgx": facts.as_dict()}}
+    if expected is None:
+        return result
+    missing = [k for k in ("gpus", "hcas", "driver_version") if k not in expected]
+    if missing:
+        raise ValueError(f"expected is missing {missing}: give one dgx_models entry + driver_version")
+    want = Expectations(
+        gpus=int(expected["gpus"]), gpu_model=str(expected.get("gpu_model", "")), hcas=int(expected["hcas"]),
+        hca_rate_gbps=int(expected.get("hca_rate_gbps", 0)), nvswitch=bool(expected.get("nvswitch", False)),
+        driver_version=str(expected["driver_version"]),
+        nic_mtu={str(k): int(v) for k, v in (expected.get("nic_mtu") or {}).items()},
+        sysctl={str(k): normalize_sysctl(v) for k, v in (expected.get("sysctl") or {}).items()},
+        compute_hcas=[str(h) for h in expected.get("compute_hcas") or []],
+    )
+    checks = evaluate(facts, want)
+    result.update(checks=[c.as_dict() for c in checks], failed_checks=[c.name for c in failures(checks)],
+                  ready=not failures(checks), report=format_checks(checks),
+                  failure_report="; ".join(format_checks(failures(checks)).splitlines()))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- the probe
+
+
+WATCHED_MODULES = ("nvidia_peermem", "nv_peer_mem", "nvidia", "nvidia_uvm", "mlx5_core", "ib_core", "sunrpc")
+PROBE_MARK = "@@dgx_facts@@"
+_NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
+# One line per probe: MARK name status stdout stderr; status is the exit status, or "absent" where the tool or
+# file is not there; stdout and stderr in base64 ("-" when empty), so that no answer can break the framing.
+_PROBE_SHELL = (
+    "PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin\"; export LC_ALL=C; "
+    "e=$(mktemp) || exit 97; trap 'rm -f \"$e\"' EXIT; "
+    "b() { x=$(base64 -w0); printf '%s' \"${x:--}\"; }; "
+    "emit() { printf '%s %s %s %s %s\\n' {mark} \"$1\" \"$2\" \"$(printf '%s' \"$3\" | b)\" \"$(b < \"$e\")\"; : > \"$e\"; }; "
+    "p() { n=$1; shift; if ! command -v \"$1\" >/dev/null 2>&1; then emit \"$n\" absent ''; return; fi; "
+    "o=$(timeout {timeout} \"$@\" 2>\"$e\"); emit \"$n\" $? \"$o\"; }; "
+    "f() { if [ -e \"$2\" ]; then o=$(cat \"$2\" 2>\"$e\"); emit \"$1\" $? \"$o\"; else emit \"$1\" absent ''; fi; }; "
+)
+
+
+def probe_script(storage_nics: list[str], sysctl_keys: list[str], timeout: int) -> str:
+    """One POSIX shell command that gathers every readiness fact on the node, read-only: nvidia-smi's GPU query,
+    ibstat, the fabric manager's unit state, /proc/modules (lsmod where it is empty), each storage NIC's MTU and
+    each sysctl value. A name that is not a plain NIC name or dotted key is refused (ValueError)."""
+    for name in [*storage_nics, *sysctl_keys]:
+        if not _NAME.match(name) or ".." in name:
+            raise ValueError(f"not a NIC name or sysctl key: {name!r}")
+    q = shlex.quote
+    parts = [_PROBE_SHELL.replace("{mark}", q(PROBE_MARK)).replace("{timeout}", str(int(timeout))),
+             f"p gpus nvidia-smi --query-gpu={NVIDIA_SMI_QUERY} --format=csv,noheader; ",
+             "p hcas ibstat; ",
+             "p fabricmanager systemctl is-active nvidia-fabricmanager; ",
+             "f modules /proc/modules; ",
+             "grep -q . /proc/modules 2>/dev/null || p lsmod lsmod; "]
+    parts += [f"f {q('mtu:' + nic)} {q('/sys/class/net/' + nic + '/mtu')}; " for nic in storage_nics]
+    parts += [f"f {q('sysctl:' + key)} {q('/proc/sys/' + key.replace('.', '/'))}; " for key in sysctl_keys]
+    return "".join(parts) + "exit 0"
+
+
+def _b64(field: str) -> str:
+    return "" if field == "-" else base64.b64decode(field, validate=True).decode("utf-8", errors="replace")
+
+
+def read_probe(text: str) -> dict[str, tuple[str, str, str]]:
+    """The probe's lines: name -> (status, stdout, stderr). Anything else on stdout (a login banner) is ignored;
+    a probe line that cannot be decoded is a ValueError."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for line in text.splitlines():
+        cells = line.split(" ")
+        if cells[0] != PROBE_MARK:
+            continue
+        if len(cells) != 5:
+            raise ValueError(f"dgx_facts: a probe line is cut: {line[:200]!r}")
+        try:
+            out[cells[1]] = (cells[2], _b64(cells[3]), _b64(cells[4]))
+        except ValueError as exc:
+            raise ValueError(f"dgx_facts: probe {cells[1]} is not base64: {exc}") from None
+    return out
+
+
+def facts_from_probe(text: str, storage_nics: list[str], sysctl_keys: list[str]) -> DgxFacts:
+    """The readiness facts from what probe_script printed. A probe that should have answered and did not is a
+    ValueError naming it (fail closed: the node's answer was cut or the shell failed)."""
+    answers = read_probe(text)
+    wanted = ["gpus", "hcas", "fabricmanager", "modules", *[f"mtu:{n}" for n in storage_nics],
+              *[f"sysctl:{k}" for k in sysctl_keys]]
+    missing = [n for n in wanted if n not in answers]
+    if missing:
+        raise ValueError(f"dgx_facts: the node's answer lacks the probe(s) {', '.join(missing)}")
+    facts = DgxFacts()
+
+    def ran(name: str) -> tuple[int, str, str] | None:
+        status, out, err = answers[name]
+        return None if status == "absent" else (int(status), out, err)
+
+    gpus = ran("gpus")
+    if gpus is None:
+        facts.gpu_probe = ToolResult(present=False)
+    else:
+        facts.gpus, facts.gpu_probe = read_gpus(*gpus)
+    hcas = ran("hcas")
+    if hcas is None:
+        facts.hca_probe = ToolResult(present=False)
+    else:
+        facts.hcas, facts.hca_probe = read_hcas(*hcas)
+    fm = ran("fabricmanager")
+    # is-active prints active / inactive / failed / unknown ... and exits non-zero for all but active
+    facts.fabricmanager = "absent" if fm is None else (fm[1].strip().splitlines() or ["unknown"])[0]
+    mods = ran("modules")
+    loaded = [line.split()[0] for line in (mods[1] if mods and mods[0] == 0 else "").splitlines() if line.split()]
+    if not loaded and "lsmod" in answers and ran("lsmod"):
+        loaded = parse_lsmod(answers["lsmod"][1])
+    facts.modules = sorted(m for m in set(loaded) if m in WATCHED_MODULES)
+    for nic in storage_nics:
+        mtu = ran(f"mtu:{nic}")
+        value = mtu[1].strip() if mtu and mtu[0] == 0 else ""
+        facts.nic_mtu[nic] = int(value) if value.isdigit() else None
+    for key in sysctl_keys:
+        got = ran(f"sysctl:{key}")
+        facts.sysctl[key] = got[1].strip() if got and got[0] == 0 else None
+    return facts

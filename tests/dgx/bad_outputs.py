@@ -1,6 +1,6 @@
 """Bad device outputs of a DGX A100's readiness probes: nvidia-smi and ibstat as they answer when the driver is
 gone, a GPU fell off the bus, the tool was killed, the output was cut or doubled. Each replaces one tool's
-answer on an otherwise healthy production node and goes through what library/dgx_facts.py runs on the node
+answer on an otherwise healthy production node and goes through what the dgx_facts plugin reads from the node
 (module_utils/dgx_readiness: read_gpus / read_hcas, then evaluate against the production inventory's
 dgx-a100 model). Every one must FAIL a check with a reason; none may pass or crash.
 

@@ -206,3 +206,57 @@ def test_module_end_to_end_with_seven_gpus(tmp_path):
     assert "gpu_count" in result["failed_checks"]
     assert result["ansible_facts"]["dgx"]["gpu_count"] == 7 and result["ansible_facts"]["dgx"]["hca_count"] == 8
     assert "FAIL gpu_count: expected 8, actual 7" in result["failure_report"]
+
+
+# ---------------------------------------------------------------------------------------------- the agentless probe
+def _probe(tmp_path: Path, tools: dict[str, str], nics: list[str], keys: list[str], timeout: int = 10) -> str:
+    """probe_script run by a real sh, with stand-in tools (name -> shell body) first on PATH."""
+    from ansible.module_utils.dgx_readiness import probe_script
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, body in tools.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    proc = subprocess.run(["sh", "-c", probe_script(nics, keys, timeout)], capture_output=True, text=True,
+                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_probe_reads_what_the_tools_print_byte_for_byte(tmp_path):
+    from ansible.module_utils.dgx_readiness import facts_from_probe, parse_ibstat, parse_nvidia_smi
+
+    fix = ROOT / "tests/dgx/fixtures"
+    out = _probe(tmp_path, {"nvidia-smi": f"cat {fix / 'nvidia-smi-8.csv'}",
+                            "ibstat": f"cat {fix / 'ibstat-10-dgx-a100.txt'}",
+                            "systemctl": "echo active"}, ["lo"], ["net.core.somaxconn"])
+    facts = facts_from_probe(out, ["lo"], ["net.core.somaxconn"])
+    assert facts.gpus == parse_nvidia_smi(fixture_text("nvidia-smi-8.csv"))
+    assert facts.hcas == parse_ibstat(fixture_text("ibstat-10-dgx-a100.txt"))
+    assert facts.fabricmanager == "active" and facts.nic_mtu == {"lo": 65536}
+    assert facts.sysctl["net.core.somaxconn"] == Path("/proc/sys/net/core/somaxconn").read_text().strip()
+
+
+def test_the_probe_keeps_a_failed_or_hung_tool_as_its_error(tmp_path):
+    from ansible.module_utils.dgx_readiness import facts_from_probe
+
+    out = _probe(tmp_path, {"nvidia-smi": "echo 'NVIDIA-SMI has failed because it couldn'\"'\"'t communicate' >&2; exit 9",
+                            "ibstat": "sleep 30"}, [], [], timeout=1)
+    facts = facts_from_probe(out, [], [])
+    assert facts.gpu_probe.present and facts.gpu_probe.error.startswith("rc 9: NVIDIA-SMI has failed")
+    assert facts.hca_probe.present and facts.hca_probe.error.startswith("timed out (rc 124)")
+
+
+def test_a_cut_or_incomplete_probe_answer_fails_closed(tmp_path):
+    from ansible.module_utils.dgx_readiness import PROBE_MARK, facts_from_probe, probe_script
+
+    out = _probe(tmp_path, {}, ["lo"], [])
+    with pytest.raises(ValueError, match=r"lacks the probe.*mtu:lo"):
+        facts_from_probe("\n".join(line for line in out.splitlines() if "mtu:lo" not in line), ["lo"], [])
+    with pytest.raises(ValueError, match="cut"):
+        facts_from_probe(out + f"{PROBE_MARK} gpus 0 QQ==\n", ["lo"], [])
+    with pytest.raises(ValueError, match="not base64"):
+        facts_from_probe(out.replace(f"{PROBE_MARK} hcas absent - -", f"{PROBE_MARK} hcas 0 %%% -"), ["lo"], [])
+    with pytest.raises(ValueError, match="not a NIC name"):
+        probe_script(["eth0;reboot"], [], 5)

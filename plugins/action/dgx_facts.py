@@ -1,0 +1,62 @@
+"""Action plugin dgx_facts: gather DGX readiness facts and check them as data against the inventory, agentless.
+
+Documentation: library/dgx_facts.py. One shell command over the task's connection runs every probe
+(module_utils/dgx_readiness.py probe_script: nvidia-smi, ibstat, the fabric manager's state, /proc/modules, the
+storage NICs' MTU, the sysctl values); the control node parses the answer and evaluates it (facts_from_probe,
+readiness_result). On a converged DGX this is the readiness check's only remote call, and it starts no Python
+on the node (a module's start cost about 4 s of every run on the lab's VMs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import ansible.module_utils
+from ansible.plugins.action import ActionBase
+
+_UTILS = str(Path(__file__).resolve().parents[2] / "module_utils")
+if _UTILS not in ansible.module_utils.__path__:
+    ansible.module_utils.__path__.append(_UTILS)
+
+from ansible.module_utils.cumulus_switch import action_runner  # noqa: E402
+from ansible.module_utils.dgx_readiness import facts_from_probe, probe_script, readiness_result  # noqa: E402
+
+
+def _names(value: Any, what: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{what} must be a list of strings, got {value!r}")
+    return list(value)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("storage_nics", "sysctl_keys", "expected", "command_timeout"))
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        host = (task_vars or {}).get("inventory_hostname", "?")
+        expected = args.get("expected")
+        try:
+            nics = _names(args.get("storage_nics"), "storage_nics")
+            keys = _names(args.get("sysctl_keys"), "sysctl_keys")
+            if expected is not None and not isinstance(expected, dict):
+                raise ValueError(f"expected must be a mapping, got {expected!r}")
+            timeout = int(args.get("command_timeout", 60))
+            script = probe_script(nics, keys, timeout)
+        except (TypeError, ValueError) as exc:
+            return {**result, "failed": True, "msg": f"dgx_facts: {exc}"}
+        raw = action_runner(self)(script)
+        if raw.rc != 0:
+            return {**result, "failed": True,
+                    "msg": f"{host}: the readiness probe failed on the node (rc={raw.rc}): {raw.output()[-1000:]}; "
+                           "nothing was changed. Fix: the node needs a POSIX shell with coreutils (mktemp, base64, "
+                           "timeout); see the output above."}
+        try:
+            facts = facts_from_probe(raw.stdout, nics, keys)
+            return {**result, **readiness_result(facts, expected)}
+        except ValueError as exc:
+            return {**result, "failed": True, "msg": f"{host}: {exc}; nothing was changed"}
