@@ -54,7 +54,7 @@ attributes:
     platforms: posix
     details: The DGX OS (Ubuntu) host itself.
 notes:
-  - Read-only; identical in check mode. An action plugin: one shell command over the task's connection runs every
+  - Read-only; identical in check mode. An action plugin, one shell command over the task's connection runs every
     probe (no Python is started on the node); the probe, its parsing and the evaluation live in
     module_utils/dgx_readiness.py (C(probe_script), C(facts_from_probe), C(readiness_result)).
   - The node needs a POSIX shell and coreutils (C(mktemp), C(base64), C(timeout)), as DGX OS has.

@@ -1,28 +1,17 @@
 #!/usr/bin/python
-"""Ansible module host_state: read a host's packages, services and files once, and say what differs."""
-
-from __future__ import annotations
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.host_state import (
-    FileWant,
-    ServiceWant,
-    file_drift,
-    missing_packages,
-    parse_image_inspect,
-    read_dpkg_status,
-    see_file,
-    service_drift,
-)
+"""Documentation of host_state, an action plugin (plugins/action/host_state.py): read a host's packages, services,
+files and docker images in one shell command, and say what differs."""
 
 DOCUMENTATION = r"""
 ---
 module: host_state
-short_description: Read whether packages, services and files are as a role declares them, in one module call
+short_description: Read whether packages, services and files are as a role declares them, in one shell command
 description:
   - Reads the dpkg status of O(packages), C(systemctl is-enabled) and C(is-active) of O(services), and the
-    type, content (SHA-1), owner, group and mode of O(files), in one remote module call, and returns what
-    differs. It changes nothing.
+    type, content (SHA-1), owner, group and mode of O(files), and what C(docker image inspect) says of
+    O(docker_images), in one shell command over the task's connection (an action plugin, no Python starts on the
+    host; the answer is judged on the control node, module_utils/host_state.py), and returns what differs. It
+    changes nothing. The host needs a POSIX shell and coreutils (mktemp, base64, timeout, stat, sha1sum).
   - A role runs its M(ansible.builtin.apt), M(ansible.builtin.service), M(ansible.builtin.file) and
     M(ansible.builtin.copy) tasks only for what this module reports as different, so a converged node costs one
     call instead of one per task (a remote call costs 1.5-2 s on a slow host).
@@ -130,62 +119,3 @@ in_sync:
   type: bool
   returned: always
 """
-
-
-def _systemctl(module: AnsibleModule, verb: str, unit: str) -> str:
-    _rc, out, err = module.run_command(["systemctl", verb, unit])
-    return out.strip() or err.strip()
-
-
-def _docker_images(module: AnsibleModule, names: list[str]) -> tuple[list[dict] | None, str]:
-    if not names:
-        return [], ""
-    docker = module.get_bin_path("docker")
-    if docker is None:
-        return None, "the docker CLI is not installed"
-    rc, out, err = module.run_command([docker, "image", "inspect", *names])
-    return parse_image_inspect(rc, out, err)
-
-
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "packages": {"type": "list", "elements": "str", "default": []},
-            "services": {"type": "list", "elements": "dict", "default": [], "options": {
-                "name": {"type": "str", "required": True},
-                "enabled": {"type": "bool", "default": True},
-                "started": {"type": "bool", "default": True}}},
-            "files": {"type": "list", "elements": "dict", "default": [], "options": {
-                "path": {"type": "path", "required": True},
-                "state": {"type": "str", "choices": ["file", "directory"], "default": "file"},
-                "sha1": {"type": "str"},
-                "owner": {"type": "str"},
-                "group": {"type": "str"},
-                "mode": {"type": "str"}}},
-            "docker_images": {"type": "list", "elements": "str", "default": []},
-        },
-        supports_check_mode=True,
-    )
-    packages = module.params["packages"]
-    missing = missing_packages(packages, read_dpkg_status(module.run_command, packages,
-                                                          lambda msg: module.fail_json(msg=msg)))
-    services = {}
-    for svc in module.params["services"]:
-        want = ServiceWant(svc["name"], svc["enabled"], svc["started"])
-        drift = service_drift(want, _systemctl(module, "is-enabled", want.name),
-                              _systemctl(module, "is-active", want.name))
-        if drift:
-            services[want.name] = drift
-    files = {}
-    for spec in module.params["files"]:
-        want = FileWant(**spec)
-        drift = file_drift(want, see_file(want.path, want.sha1 is not None))
-        if drift:
-            files[want.path] = drift
-    images, unread = _docker_images(module, module.params["docker_images"])
-    module.exit_json(changed=False, packages_missing=missing, services_drift=services, files_drift=files,
-                     docker_images=images, docker_images_unread=unread, in_sync=not (missing or services or files))
-
-
-if __name__ == "__main__":
-    main()

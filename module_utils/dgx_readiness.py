@@ -9,11 +9,11 @@ is present but fails or prints something unparsable is an error, and every check
 
 from __future__ import annotations
 
-import base64
 import re
-import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import ansible.module_utils.shell_probe as sp
 
 NVIDIA_SMI_QUERY = "index,name,driver_version,pci.bus_id,uuid"
 PASS, FAIL, NOT_APPLICABLE = "pass", "fail", "n/a"
@@ -357,99 +357,57 @@ def readiness_result(facts: DgxFacts, expected: dict[str, Any] | None) -> dict[s
 
 
 WATCHED_MODULES = ("nvidia_peermem", "nv_peer_mem", "nvidia", "nvidia_uvm", "mlx5_core", "ib_core", "sunrpc")
-PROBE_MARK = "@@dgx_facts@@"
-_NAME = re.compile(r"^[A-Za-z0-9_.:-]+$")
-# One line per probe: MARK name status stdout stderr; status is the exit status, or "absent" where the tool or
-# file is not there; stdout and stderr in base64 ("-" when empty), so that no answer can break the framing.
-_PROBE_SHELL = (
-    "PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin\"; export LC_ALL=C; "
-    "e=$(mktemp) || exit 97; trap 'rm -f \"$e\"' EXIT; "
-    "b() { x=$(base64 -w0); printf '%s' \"${x:--}\"; }; "
-    "emit() { printf '%s %s %s %s %s\\n' {mark} \"$1\" \"$2\" \"$(printf '%s' \"$3\" | b)\" \"$(b < \"$e\")\"; : > \"$e\"; }; "
-    "p() { n=$1; shift; if ! command -v \"$1\" >/dev/null 2>&1; then emit \"$n\" absent ''; return; fi; "
-    "o=$(timeout {timeout} \"$@\" 2>\"$e\"); emit \"$n\" $? \"$o\"; }; "
-    "f() { if [ -e \"$2\" ]; then o=$(cat \"$2\" 2>\"$e\"); emit \"$1\" $? \"$o\"; else emit \"$1\" absent ''; fi; }; "
-)
 
 
 def probe_script(storage_nics: list[str], sysctl_keys: list[str], timeout: int) -> str:
-    """One POSIX shell command that gathers every readiness fact on the node, read-only: nvidia-smi's GPU query,
-    ibstat, the fabric manager's unit state, /proc/modules (lsmod where it is empty), each storage NIC's MTU and
-    each sysctl value. A name that is not a plain NIC name or dotted key is refused (ValueError)."""
+    """One POSIX shell command that gathers every readiness fact on the node, read-only (framing:
+    module_utils/shell_probe.py): nvidia-smi's GPU query, ibstat, the fabric manager's unit state, /proc/modules
+    (lsmod where it is empty), each storage NIC's MTU and each sysctl value. A name that is not a plain NIC name
+    or dotted key is refused (ProbeError, a ValueError)."""
     for name in [*storage_nics, *sysctl_keys]:
-        if not _NAME.match(name) or ".." in name:
-            raise ValueError(f"not a NIC name or sysctl key: {name!r}")
-    q = shlex.quote
-    parts = [_PROBE_SHELL.replace("{mark}", q(PROBE_MARK)).replace("{timeout}", str(int(timeout))),
-             f"p gpus nvidia-smi --query-gpu={NVIDIA_SMI_QUERY} --format=csv,noheader; ",
-             "p hcas ibstat; ",
-             "p fabricmanager systemctl is-active nvidia-fabricmanager; ",
-             "f modules /proc/modules; ",
-             "grep -q . /proc/modules 2>/dev/null || p lsmod lsmod; "]
-    parts += [f"f {q('mtu:' + nic)} {q('/sys/class/net/' + nic + '/mtu')}; " for nic in storage_nics]
-    parts += [f"f {q('sysctl:' + key)} {q('/proc/sys/' + key.replace('.', '/'))}; " for key in sysctl_keys]
-    return "".join(parts) + "exit 0"
-
-
-def _b64(field: str) -> str:
-    return "" if field == "-" else base64.b64decode(field, validate=True).decode("utf-8", errors="replace")
-
-
-def read_probe(text: str) -> dict[str, tuple[str, str, str]]:
-    """The probe's lines: name -> (status, stdout, stderr). Anything else on stdout (a login banner) is ignored;
-    a probe line that cannot be decoded is a ValueError."""
-    out: dict[str, tuple[str, str, str]] = {}
-    for line in text.splitlines():
-        cells = line.split(" ")
-        if cells[0] != PROBE_MARK:
-            continue
-        if len(cells) != 5:
-            raise ValueError(f"dgx_facts: a probe line is cut: {line[:200]!r}")
-        try:
-            out[cells[1]] = (cells[2], _b64(cells[3]), _b64(cells[4]))
-        except ValueError as exc:
-            raise ValueError(f"dgx_facts: probe {cells[1]} is not base64: {exc}") from None
-    return out
+        if "/" in name:
+            raise sp.ProbeError(f"not a NIC name or sysctl key: {name!r}")
+    return sp.script([
+        sp.tool("gpus", ["nvidia-smi", f"--query-gpu={NVIDIA_SMI_QUERY}", "--format=csv,noheader"]),
+        sp.tool("hcas", ["ibstat"]),
+        sp.tool("fabricmanager", ["systemctl", "is-active", "nvidia-fabricmanager"]),
+        sp.file("modules", "/proc/modules"),
+        sp.raw_line("grep -q . /proc/modules 2>/dev/null || " + sp.tool("lsmod", ["lsmod"])),
+        *[sp.file(f"mtu:{nic}", f"/sys/class/net/{nic}/mtu") for nic in storage_nics],
+        *[sp.file(f"sysctl:{key}", "/proc/sys/" + key.replace(".", "/")) for key in sysctl_keys],
+    ], timeout)
 
 
 def facts_from_probe(text: str, storage_nics: list[str], sysctl_keys: list[str]) -> DgxFacts:
     """The readiness facts from what probe_script printed. A probe that should have answered and did not is a
-    ValueError naming it (fail closed: the node's answer was cut or the shell failed)."""
-    answers = read_probe(text)
-    wanted = ["gpus", "hcas", "fabricmanager", "modules", *[f"mtu:{n}" for n in storage_nics],
-              *[f"sysctl:{k}" for k in sysctl_keys]]
-    missing = [n for n in wanted if n not in answers]
-    if missing:
-        raise ValueError(f"dgx_facts: the node's answer lacks the probe(s) {', '.join(missing)}")
+    ProbeError naming it (fail closed: the node's answer was cut or the shell failed)."""
+    answers = sp.read(text, ["gpus", "hcas", "fabricmanager", "modules", *[f"mtu:{n}" for n in storage_nics],
+                             *[f"sysctl:{k}" for k in sysctl_keys]])
     facts = DgxFacts()
-
-    def ran(name: str) -> tuple[int, str, str] | None:
-        status, out, err = answers[name]
-        return None if status == "absent" else (int(status), out, err)
-
-    gpus = ran("gpus")
+    gpus = sp.ran(answers, "gpus")
     if gpus is None:
         facts.gpu_probe = ToolResult(present=False)
     else:
         facts.gpus, facts.gpu_probe = read_gpus(*gpus)
-    hcas = ran("hcas")
+    hcas = sp.ran(answers, "hcas")
     if hcas is None:
         facts.hca_probe = ToolResult(present=False)
     else:
         facts.hcas, facts.hca_probe = read_hcas(*hcas)
-    fm = ran("fabricmanager")
+    fm = sp.ran(answers, "fabricmanager")
     # is-active prints active / inactive / failed / unknown ... and exits non-zero for all but active
     facts.fabricmanager = "absent" if fm is None else (fm[1].strip().splitlines() or ["unknown"])[0]
-    mods = ran("modules")
+    mods = sp.ran(answers, "modules")
     loaded = [line.split()[0] for line in (mods[1] if mods and mods[0] == 0 else "").splitlines() if line.split()]
-    if not loaded and "lsmod" in answers and ran("lsmod"):
-        loaded = parse_lsmod(answers["lsmod"][1])
+    lsmod = sp.ran(answers, "lsmod") if "lsmod" in answers else None
+    if not loaded and lsmod:
+        loaded = parse_lsmod(lsmod[1])
     facts.modules = sorted(m for m in set(loaded) if m in WATCHED_MODULES)
     for nic in storage_nics:
-        mtu = ran(f"mtu:{nic}")
+        mtu = sp.ran(answers, f"mtu:{nic}")
         value = mtu[1].strip() if mtu and mtu[0] == 0 else ""
         facts.nic_mtu[nic] = int(value) if value.isdigit() else None
     for key in sysctl_keys:
-        got = ran(f"sysctl:{key}")
+        got = sp.ran(answers, f"sysctl:{key}")
         facts.sysctl[key] = got[1].strip() if got and got[0] == 0 else None
     return facts

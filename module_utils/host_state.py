@@ -1,8 +1,10 @@
 """Whether a Debian/Ubuntu host already has the packages, services and files a role declares: one read.
 
-A converged node should cost one remote module call to prove it is converged, not one per package list,
-service and file (each remote call is a Python start plus the imports of ansible.module_utils.basic: 1.5-2 s
-inside a TCG VM). library/host_state.py reads the host once and these pure functions judge what it read; a
+A converged node should cost one remote call to prove it is converged, not one per package list, service and
+file (each remote module call is a Python start plus the imports of ansible.module_utils.basic: 1.5-4 s inside a
+TCG VM). The host_state action plugin (plugins/action/host_state.py, documented in library/host_state.py) reads
+the host in one shell command (probe_script; framing module_utils/shell_probe.py) and these pure functions judge
+what it read (state_from_probe); a
 role then runs its install tasks only for what differs. Each judgement answers "in sync" only when the
 module the role would otherwise run would report no change, and "differs" in every doubtful case (an unknown
 status, a version pin, a unit state other than enabled/active), so the real module decides those.
@@ -16,10 +18,11 @@ The formats read:
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from dataclasses import dataclass
+from typing import Any
+
+import ansible.module_utils.shell_probe as sp
 
 DPKG_FORMAT = "${Package}\\t${db:Status-Abbrev}\\n"
 _PIN_CHARS = set("=<>*?:")
@@ -111,42 +114,6 @@ def file_drift(want: FileWant, seen: FileSeen) -> list[str]:
     return drift
 
 
-def sha1_of(path: str) -> str:
-    digest = hashlib.sha1()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _name(lookup, ident: int) -> str:
-    try:
-        return lookup(ident)[0]
-    except KeyError:
-        return str(ident)
-
-
-def see_file(path: str, want_sha1: bool) -> FileSeen:
-    """Stat a path without following a final symlink (copy and file replace or refuse a link)."""
-    import grp
-    import pwd
-    import stat
-
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return FileSeen("absent")
-    if stat.S_ISREG(st.st_mode):
-        kind = "file"
-    elif stat.S_ISDIR(st.st_mode):
-        kind = "directory"
-    else:
-        kind = "other"
-    return FileSeen(kind=kind, sha1=sha1_of(path) if kind == "file" and want_sha1 else None,
-                    owner=_name(pwd.getpwuid, st.st_uid), group=_name(grp.getgrgid, st.st_gid),
-                    mode=stat.S_IMODE(st.st_mode))
-
-
 NO_SUCH_IMAGE = "No such image:"
 
 
@@ -179,3 +146,79 @@ def read_dpkg_status(run_command, names: list[str], fail) -> dict[str, str]:
     if rc not in (0, 1):
         fail(f"dpkg-query failed (rc {rc}): {err.strip()}")
     return parse_dpkg_status(out)
+
+
+# ---------------------------------------------------------------------------------------------- the probe
+# stat -c '%F|%U|%G|%u|%g|%a' (GNU coreutils stat(1)): the kind as words, owner and group names ("UNKNOWN" where
+# the id has none), the ids, the octal permission bits; shell_probe's `s` appends the SHA-1 of a regular file.
+_KINDS = {"regular file": "file", "regular empty file": "file", "directory": "directory"}
+
+
+def probe_script(packages: list[str], services: list[ServiceWant], files: list[FileWant], images: list[str],
+                 timeout: int = 120) -> str:
+    """One shell command reading, read-only, what the host has of each declared package, service, file and
+    docker image."""
+    probes = []
+    if packages:
+        probes.append(sp.tool("dpkg", ["dpkg-query", "-W", "-f", DPKG_FORMAT, *packages]))
+    for i, svc in enumerate(services):
+        probes += [sp.tool(f"enabled:{i}", ["systemctl", "is-enabled", svc.name]),
+                   sp.tool(f"active:{i}", ["systemctl", "is-active", svc.name])]
+    probes += [sp.stat(f"file:{i}", f.path, f.state == "file" and f.sha1 is not None) for i, f in enumerate(files)]
+    if images:
+        probes.append(sp.tool("docker", ["docker", "image", "inspect", *images]))
+    return sp.script(probes, timeout)
+
+
+def seen_from_stat(status: tuple[int, str, str] | None) -> FileSeen:
+    """FileSeen from what shell_probe's `s` printed (None: nothing at the path). A stat that failed is a
+    ProbeError: the path could not be read, so nothing can be judged."""
+    if status is None:
+        return FileSeen("absent")
+    rc, out, err = status
+    cells = out.strip().split("|")
+    if rc != 0 or len(cells) not in (6, 7) or not cells[5].isdigit():
+        raise sp.ProbeError(f"stat failed or printed {out.strip()[:120]!r} (rc {rc}): {err.strip()[:200]}")
+    kind = _KINDS.get(cells[0], "other")
+    return FileSeen(kind=kind, sha1=cells[6] if len(cells) == 7 and cells[6] else None,
+                    owner=cells[3] if cells[1] == "UNKNOWN" else cells[1],
+                    group=cells[4] if cells[2] == "UNKNOWN" else cells[2], mode=int(cells[5], 8))
+
+
+def state_from_probe(text: str, packages: list[str], services: list[ServiceWant], files: list[FileWant],
+                     images: list[str]) -> dict[str, Any]:
+    """What host_state returns, from what probe_script printed: the packages missing, each service's and file's
+    drift, the images docker inspected (or why they could not be read). dpkg-query failing (not rc 0 or 1) or an
+    answer cut short is a ProbeError."""
+    wanted = (["dpkg"] if packages else []) + [f"{w}:{i}" for i in range(len(services)) for w in ("enabled", "active")]
+    wanted += [f"file:{i}" for i in range(len(files))] + (["docker"] if images else [])
+    answers = sp.read(text, wanted)
+    status: dict[str, str] = {}
+    if packages:
+        dpkg = sp.ran(answers, "dpkg")
+        if dpkg is None:
+            raise sp.ProbeError("dpkg-query is not installed on this host: not a Debian or Ubuntu system")
+        if dpkg[0] not in (0, 1):
+            raise sp.ProbeError(f"dpkg-query failed (rc {dpkg[0]}): {dpkg[2].strip()}")
+        status = parse_dpkg_status(dpkg[1])
+    missing = missing_packages(packages, status)
+    drift_services: dict[str, list[str]] = {}
+    for i, want in enumerate(services):
+        answer = [sp.ran(answers, f"{w}:{i}") for w in ("enabled", "active")]
+        words = [(a[1].strip() or a[2].strip()) if a else "systemctl is not installed" for a in answer]
+        drift = service_drift(want, words[0], words[1])
+        if drift:
+            drift_services[want.name] = drift
+    drift_files: dict[str, list[str]] = {}
+    for i, want_file in enumerate(files):
+        drift = file_drift(want_file, seen_from_stat(sp.ran(answers, f"file:{i}")))
+        if drift:
+            drift_files[want_file.path] = drift
+    found: list[dict] | None = []
+    unread = ""
+    if images:
+        docker = sp.ran(answers, "docker")
+        found, unread = (None, "the docker CLI is not installed") if docker is None else parse_image_inspect(*docker)
+    return {"changed": False, "packages_missing": missing, "services_drift": drift_services,
+            "files_drift": drift_files, "docker_images": found, "docker_images_unread": unread,
+            "in_sync": not (missing or drift_services or drift_files)}

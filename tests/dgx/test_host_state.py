@@ -5,6 +5,7 @@ case is drift, so the real module runs and judges it."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ansible.module_utils.shell_probe as sp
 import pytest
 from ansible.module_utils.host_state import (
     FileSeen,
@@ -23,8 +25,10 @@ from ansible.module_utils.host_state import (
     package_installed,
     parse_dpkg_status,
     parse_image_inspect,
-    see_file,
+    probe_script,
+    seen_from_stat,
     service_drift,
+    state_from_probe,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,17 +96,38 @@ def test_file_drift_says_why(seen, reason):
     assert len(drift) == 1 and reason in drift[0] and CA.path in drift[0]
 
 
-def test_see_file_reads_kind_content_and_mode(tmp_path):
+def test_the_probe_reads_kind_content_owner_and_mode(tmp_path):
+    """probe_script's stat through a real sh, judged on this side (seen_from_stat): a file's kind, SHA-1, owner,
+    group and mode; a directory; nothing; a symlink (copy and file replace or refuse one: 'other')."""
+    import grp
+    import pwd
+
     f = tmp_path / "ca.crt"
     f.write_bytes(b"-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n")
     f.chmod(0o640)
-    seen = see_file(str(f), want_sha1=True)
-    assert seen.kind == "file" and seen.mode == 0o640
-    assert seen.sha1 == hashlib.sha1(f.read_bytes()).hexdigest()
-    assert see_file(str(tmp_path), want_sha1=True).kind == "directory"
-    assert see_file(str(tmp_path / "nope"), want_sha1=True).kind == "absent"
     os.symlink(f, tmp_path / "link")
-    assert see_file(str(tmp_path / "link"), want_sha1=True).kind == "other"
+    wants = [FileWant(str(f), sha1="0" * 40), FileWant(str(tmp_path), state="directory"),
+             FileWant(str(tmp_path / "nope")), FileWant(str(tmp_path / "link"), sha1="0" * 40)]
+    out = subprocess.run(["sh", "-c", probe_script([], [], wants, [])], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    answers = sp.read(out, [f"file:{i}" for i in range(len(wants))])
+    seen = [seen_from_stat(sp.ran(answers, f"file:{i}")) for i in range(len(wants))]
+    st = f.stat()
+    assert seen[0] == FileSeen("file", hashlib.sha1(f.read_bytes()).hexdigest(), pwd.getpwuid(st.st_uid)[0],
+                               grp.getgrgid(st.st_gid)[0], 0o640)
+    assert seen[1].kind == "directory" and seen[2].kind == "absent" and seen[3].kind == "other"
+    assert seen[3].sha1 is None
+    result = state_from_probe(out, [], [], wants, [])
+    assert str(f) in result["files_drift"] and "content differs" in result["files_drift"][str(f)][0]
+    assert str(tmp_path) not in result["files_drift"] and result["in_sync"] is False
+
+
+def test_a_cut_answer_or_a_failed_dpkg_query_is_not_judged():
+    with pytest.raises(sp.ProbeError, match="lacks the probe"):
+        state_from_probe("", ["bash"], [], [], [])
+    line = f"{sp.PROBE_MARK} dpkg 2 - {base64.b64encode(b'dpkg-query: error').decode()}\n"
+    with pytest.raises(sp.ProbeError, match="dpkg-query failed"):
+        state_from_probe(line, ["bash"], [], [], [])
 
 
 def test_module_reads_this_machine(tmp_path):

@@ -249,7 +249,8 @@ def test_the_probe_keeps_a_failed_or_hung_tool_as_its_error(tmp_path):
 
 
 def test_a_cut_or_incomplete_probe_answer_fails_closed(tmp_path):
-    from ansible.module_utils.dgx_readiness import PROBE_MARK, facts_from_probe, probe_script
+    from ansible.module_utils.dgx_readiness import facts_from_probe, probe_script
+    from ansible.module_utils.shell_probe import PROBE_MARK
 
     out = _probe(tmp_path, {}, ["lo"], [])
     with pytest.raises(ValueError, match=r"lacks the probe.*mtu:lo"):
@@ -258,5 +259,5 @@ def test_a_cut_or_incomplete_probe_answer_fails_closed(tmp_path):
         facts_from_probe(out + f"{PROBE_MARK} gpus 0 QQ==\n", ["lo"], [])
     with pytest.raises(ValueError, match="not base64"):
         facts_from_probe(out.replace(f"{PROBE_MARK} hcas absent - -", f"{PROBE_MARK} hcas 0 %%% -"), ["lo"], [])
-    with pytest.raises(ValueError, match="not a NIC name"):
+    with pytest.raises(ValueError, match="not a name a probe can carry"):
         probe_script(["eth0;reboot"], [], 5)

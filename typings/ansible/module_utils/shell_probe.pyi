@@ -1,0 +1,1 @@
+from shell_probe import *
