@@ -114,9 +114,11 @@ def test_lab_credentials_are_owner_only(creds):
     run = creds.secrets.parent
     for directory in (run / "ssh", run / "ssh" / "hostkeys", creds.pki, creds.secrets):
         assert mode(directory) == 0o700, directory
-    private = [*creds.secrets.iterdir(), creds.ssh_key, creds.host_key("dgx01"), creds.pki / "ca.key",
+    private = [*creds.secrets.iterdir(), creds.ssh_key, creds.host_key("dgx01"), creds.dgx_key, creds.pki / "ca.key",
                *(creds.cert(s)[1] for s in pki.SERVICES)]
-    assert len(private) == len(pki.SECRETS) + 3 + len(pki.SERVICES)
+    # the secrets, MUNGE's key (Slurm), root's SSH key, a host key, the DGX-to-DGX key (mpirun), the CA's key
+    assert len(private) == len(pki.SECRETS) + 1 + 4 + len(pki.SERVICES)
+    assert creds.munge_key in private
     for path in private:
         assert mode(path) & 0o077 == 0, f"{path} is {oct(mode(path))}"
 
