@@ -113,8 +113,9 @@ def test_slurm_rank_killed_mid_run_fails_the_case_and_ends_the_step(converged, t
         report = report_of(out)
         assert rc != 0 and report["verdict"]["status"] == "FAIL", out[-4000:]
         reasons = nccl_reasons(report)
-        assert "srun:" in reasons, reasons
-        assert re.search(r"Killed|signal 9|exited with code|cancelled", reasons), reasons
+        # the rank killed is the cause, the step srun cancelled its consequence (the lab's capture of this case:
+        # tests/fixtures/slurm/real/srun-22.05.8-lab-rank-killed.txt)
+        assert re.search(r"srun: tasks? [\d,-]+ on dgx02 ended first: Killed; Slurm cancelled step", reasons), reasons
         nothing_left()
     finally:
         ssh("dgx02", "pkill -f 'faults-rank-kill' ; rm -f /tmp/faults-rank-kill.log", timeout=60)

@@ -112,6 +112,10 @@ def real(name: str) -> str:
 
 # every real file: what the engine check or the failure reader must make of it
 EXPECTED_FAILURES = {
+    # the lab's Slurm 22.05.8, a rank killed from outside mid-run: the rank that ended first is the cause, the
+    # step srun cancelled (--kill-on-bad-exit) and the other ranks' "Terminated" its consequences
+    "srun-22.05.8-lab-rank-killed.txt": ["task 2 on dgx02 ended first: Killed",
+                                         "Slurm cancelled step 12.0 on dgx01 at 2026-11-26T20:45:04"],
     "srun-tasks-exited-1.txt": ["tasks 10-11 on taurusi2031 exited with code 1"],
     "srun-step-time-limit.txt": ["Slurm cancelled step 32233190.0 on nid01934 at 2020-07-03T02:59:56 due to time "
                                  "limit"],

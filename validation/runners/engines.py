@@ -220,6 +220,9 @@ def _srun_failures(text: str) -> list[str]:
         out.append(f"Slurm could not start the step in job {m['job']}: {m['why']}")
     for m in _SLURM_CANCELLED.finditer(text):
         why = (m["why"] or "").strip()
+        if not why:  # cancelled by srun (--kill-on-bad-exit): the cause is the task that ended before the step did
+            out += [f"task{'s' if re.search(r'[,-]', t['tasks']) else ''} {t['tasks']} on {t['node']} ended first: "
+                    f"{t['what']}" for t in _SRUN_TASKS_OTHER.finditer(text, 0, m.start())]
         out.append(f"Slurm cancelled {m['what'].lower()} {m['id']} on {m['node']} at {m['at']}"
                    + (f" due to {why.lower()}" if why else ""))
     for m in _SRUN_TASKS_EXIT.finditer(text):
