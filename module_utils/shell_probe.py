@@ -17,6 +17,8 @@ from __future__ import annotations
 import base64
 import re
 import shlex
+from collections.abc import Callable
+from typing import Any
 
 PROBE_MARK = "@@probe@@"
 _NAME = re.compile(r"^[A-Za-z0-9_.:/@+-]+$")
@@ -99,3 +101,20 @@ def ran(answers: dict[str, tuple[str, str, str]], name: str) -> tuple[int, str, 
     """(rc, stdout, stderr) of a probe that ran; None where its tool or file was absent."""
     status, out, err = answers[name]
     return None if status == "absent" else (int(status), out, err)
+
+
+def run_and_judge(run: Callable[[str], Any], host: str, what: str, command: str,
+                  judge: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """An action plugin's read: run the command through ``run`` (cumulus_switch.action_runner: the task's
+    connection and become) and judge its stdout on the control node. A shell that failed, or an answer judge
+    refuses (a ValueError: ProbeError, or a refusal of its own), is a failed result naming the host."""
+    raw = run(command)
+    if raw.rc != 0:
+        return {"failed": True,
+                "msg": f"{host}: {what} failed on the node (rc={raw.rc}): {raw.output()[-1000:]}; nothing was "
+                       "changed. Fix: the node needs a POSIX shell with coreutils (mktemp, base64, timeout, stat, "
+                       "sha1sum); see the output above."}
+    try:
+        return judge(raw.stdout)
+    except ValueError as exc:
+        return {"failed": True, "msg": f"{host}: {exc}; nothing was changed"}

@@ -21,6 +21,7 @@ if _UTILS not in ansible.module_utils.__path__:
 
 from ansible.module_utils.cumulus_switch import action_runner  # noqa: E402
 from ansible.module_utils.dgx_readiness import facts_from_probe, probe_script, readiness_result  # noqa: E402
+from ansible.module_utils.shell_probe import run_and_judge  # noqa: E402
 
 
 def _names(value: Any, what: str) -> list[str]:
@@ -49,14 +50,5 @@ class ActionModule(ActionBase):
             script = probe_script(nics, keys, timeout)
         except (TypeError, ValueError) as exc:
             return {**result, "failed": True, "msg": f"dgx_facts: {exc}"}
-        raw = action_runner(self)(script)
-        if raw.rc != 0:
-            return {**result, "failed": True,
-                    "msg": f"{host}: the readiness probe failed on the node (rc={raw.rc}): {raw.output()[-1000:]}; "
-                           "nothing was changed. Fix: the node needs a POSIX shell with coreutils (mktemp, base64, "
-                           "timeout); see the output above."}
-        try:
-            facts = facts_from_probe(raw.stdout, nics, keys)
-            return {**result, **readiness_result(facts, expected)}
-        except ValueError as exc:
-            return {**result, "failed": True, "msg": f"{host}: {exc}; nothing was changed"}
+        return {**result, **run_and_judge(action_runner(self), host, "the readiness probe", script,
+                                          lambda out: readiness_result(facts_from_probe(out, nics, keys), expected))}

@@ -21,7 +21,7 @@ if _UTILS not in ansible.module_utils.__path__:
 
 from ansible.module_utils.cumulus_switch import action_runner  # noqa: E402
 from ansible.module_utils.host_state import FileWant, ServiceWant, probe_script, state_from_probe  # noqa: E402
-from ansible.module_utils.shell_probe import ProbeError  # noqa: E402
+from ansible.module_utils.shell_probe import ProbeError, run_and_judge  # noqa: E402
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "packages": {"type": "list", "elements": "str", "default": []},
@@ -54,13 +54,5 @@ class ActionModule(ActionBase):
             script = probe_script(packages, services, files, images)
         except ProbeError as exc:
             return {**result, "failed": True, "msg": f"host_state: {exc}"}
-        raw = action_runner(self)(script)
-        if raw.rc != 0:
-            return {**result, "failed": True,
-                    "msg": f"{host}: reading the host failed (rc={raw.rc}): {raw.output()[-1000:]}; nothing was "
-                           "changed. Fix: the node needs a POSIX shell with coreutils (mktemp, base64, timeout, "
-                           "stat, sha1sum)."}
-        try:
-            return {**result, **state_from_probe(raw.stdout, packages, services, files, images)}
-        except ProbeError as exc:
-            return {**result, "failed": True, "msg": f"{host}: {exc}; nothing was changed"}
+        return {**result, **run_and_judge(action_runner(self), host, "reading the host", script,
+                                          lambda out: state_from_probe(out, packages, services, files, images))}
