@@ -46,7 +46,8 @@ def leftovers() -> list[str]:
     if jobs:
         left.append(f"squeue: {jobs}")
     for node in DGX:
-        procs = ssh(node, f"pgrep -af '{RANKS}' || true", timeout=60).stdout.strip()
+        # pgrep: 0 found, 1 none; anything else (or SSH failing) is no answer, and must() fails the case
+        procs = must(node, f"pgrep -af '{RANKS}'; [ $? -le 1 ]", timeout=60).strip()
         if procs:
             left.append(f"{node}: {procs}")
     return left
