@@ -23,32 +23,26 @@ from ansible.module_utils.cumulus_switch import action_runner  # noqa: E402
 from ansible.module_utils.dgx_readiness import facts_from_probe, probe_script, readiness_result  # noqa: E402
 from ansible.module_utils.shell_probe import run_and_judge  # noqa: E402
 
-
-def _names(value: Any, what: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"{what} must be a list of strings, got {value!r}")
-    return list(value)
+# The options as library/dgx_facts.py documents them, checked as host_state's plugin checks its own
+ARGUMENT_SPEC: dict[str, Any] = {
+    "storage_nics": {"type": "list", "elements": "str", "default": []},
+    "sysctl_keys": {"type": "list", "elements": "str", "default": []},
+    "expected": {"type": "dict"},
+    "command_timeout": {"type": "int", "default": 60},
+}
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("storage_nics", "sysctl_keys", "expected", "command_timeout"))
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
-        args = self._task.args
         host = (task_vars or {}).get("inventory_hostname", "?")
-        expected = args.get("expected")
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        nics, keys, expected = list(args["storage_nics"]), list(args["sysctl_keys"]), args["expected"]
         try:
-            nics = _names(args.get("storage_nics"), "storage_nics")
-            keys = _names(args.get("sysctl_keys"), "sysctl_keys")
-            if expected is not None and not isinstance(expected, dict):
-                raise ValueError(f"expected must be a mapping, got {expected!r}")
-            timeout = int(args.get("command_timeout", 60))
-            script = probe_script(nics, keys, timeout)
-        except (TypeError, ValueError) as exc:
+            script = probe_script(nics, keys, args["command_timeout"])
+        except ValueError as exc:
             return {**result, "failed": True, "msg": f"dgx_facts: {exc}"}
         return {**result, **run_and_judge(action_runner(self), host, "the readiness probe", script,
                                           lambda out: readiness_result(facts_from_probe(out, nics, keys), expected))}
