@@ -52,6 +52,13 @@ options:
     description: The run directory's C(raw/) on the control node.
     type: path
     required: true
+  remove:
+    description:
+      - A directory on the node to remove once the archive is packed, in the same command (the stage's cleanup);
+        its path must hold a C(validation) part. Nothing is printed, and the task fails naming the reason, when
+        it cannot be removed.
+    type: path
+    default: ""
 seealso:
   - module: ansible.builtin.fetch
   - name: Validation stage

@@ -31,15 +31,17 @@ def _unpack_tree() -> Any:
     return module.unpack_tree
 
 
-def pack_command(python: str, runners: str, src: str, arcroot: str, reroute: list[str]) -> str:
-    """The shell command the node runs: its common.py prints the stage's archive as base64."""
-    argv = [python, f"{runners}/common.py", "pack-base64", src, arcroot, *reroute]
+def pack_command(python: str, runners: str, src: str, arcroot: str, reroute: list[str], remove: str = "") -> str:
+    """The shell command the node runs: its common.py prints the stage's archive as base64 (and, given remove, removes
+    that 'validation' directory once packed: the stage's cleanup without a second command)."""
+    argv = [python, f"{runners}/common.py", "pack-base64", src, arcroot, *reroute,
+            *([f"--remove={remove}"] if remove else [])]
     return " ".join(shlex.quote(a) for a in argv)
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("src", "runners", "python", "arcroot", "reroute", "dest"))
+    _VALID_ARGS = frozenset(("src", "runners", "python", "arcroot", "reroute", "dest", "remove"))
 
     def run(self, tmp: str | None = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -49,7 +51,8 @@ class ActionModule(ActionBase):
             return {**result, "failed": True, "msg": f"raw_outputs needs {', '.join(missing)}"}
         reroute = [str(r) for r in args.get("reroute") or []]
         host = (task_vars or {}).get("inventory_hostname", "?")
-        cmd = pack_command(str(args["python"]), str(args["runners"]), str(args["src"]), str(args["arcroot"]), reroute)
+        cmd = pack_command(str(args["python"]), str(args["runners"]), str(args["src"]), str(args["arcroot"]), reroute,
+                           str(args.get("remove") or ""))
         res = self._low_level_execute_command(cmd, sudoable=True)
         if res.get("rc") != 0:
             return {**result, "failed": True, "rc": res.get("rc"), "cmd": cmd,

@@ -29,11 +29,12 @@ def _common_module():
     return module
 
 
-def _bring(tmp_path: Path, src: Path, raw: Path, arcroot: str, reroute: list[str]) -> dict:
+def _bring(tmp_path: Path, src: Path, raw: Path, arcroot: str, reroute: list[str], remove: str = "") -> dict:
     """The role's task file, run by ansible-playbook against this machine as the node (connection local)."""
     play = [{"hosts": "localhost", "gather_facts": False, "vars": {
         "ansible_python": {"executable": sys.executable}, "validate_raw_src": str(src),
-        "validate_raw_runners": str(COMMON.parent), "validate_raw_arcroot": arcroot, "validate_raw_reroute": reroute},
+        "validate_raw_runners": str(COMMON.parent), "validate_raw_arcroot": arcroot, "validate_raw_reroute": reroute,
+        **({"validate_raw_remove": remove} if remove else {})},
         "tasks": [{"ansible.builtin.set_fact": {"validate_run": {"dir": str(raw.parent)}}},
                   {"ansible.builtin.include_tasks": str(ROOT / "roles/validate/tasks/bring_raw.yml")}]}]
     book = tmp_path / "bring.yml"
@@ -79,6 +80,30 @@ def test_a_node_that_cannot_pack_fails_the_task_naming_it(tmp_path):
     got = _bring(tmp_path, src, raw, "fio", ["broken-route"])  # not PART=ROOT: common.py fails on the node
     assert got["rc"] != 0 and got["result"]["failed"] is True
     assert got["result"]["msg"].startswith("localhost: packing ") and "failed (rc 1)" in got["result"]["msg"]
+
+
+def test_the_stage_directory_is_removed_in_the_same_command_once_packed(tmp_path):
+    work = tmp_path / "node" / "validation" / "run1"
+    src = work / "fio"
+    (src / "node-dgx01").mkdir(parents=True)
+    (src / "node-dgx01" / "r1.json").write_text('{"jobs": []}')
+    raw = tmp_path / "run" / "raw"
+    got = _bring(tmp_path, src, raw, "fio", [], remove=str(work))
+    assert got["rc"] == 0 and got["result"]["files"] == 1, got
+    assert (raw / "fio/node-dgx01/r1.json").read_text() == '{"jobs": []}'
+    assert not work.exists(), "the run's working directory on the node is gone once its outputs arrived"
+
+
+def test_a_removal_refused_fails_the_task_and_leaves_the_outputs_on_the_node(tmp_path):
+    src = tmp_path / "node" / "scratch" / "fio"  # no 'validation' part: common.remove_tree refuses it
+    src.mkdir(parents=True)
+    (src / "r1.json").write_text("{}")
+    raw = tmp_path / "run" / "raw"
+    got = _bring(tmp_path, src, raw, "fio", [], remove=str(src))
+    assert got["rc"] != 0 and got["result"]["failed"] is True
+    assert "not a validation directory" in got["result"]["msg"], got["result"]["msg"]
+    assert (src / "r1.json").exists(), "nothing is removed, and the outputs stay where they were"
+    assert not (raw / "fio").exists(), "no half transfer: nothing is printed when the cleanup is refused"
 
 
 @pytest.mark.parametrize("name, kind", [("../../escaped.txt", tarfile.REGTYPE), ("/etc/escaped.txt", tarfile.REGTYPE),

@@ -313,8 +313,10 @@ def drop_caches() -> None:
 if __name__ == "__main__":
     # python3 common.py remove PATH GUARD : the stages' cleanup (a measurement leaves nothing behind)
     # python3 common.py drop-caches       : fio's exec_prerun on each client (a job file cannot hold "a; b")
-    # python3 common.py pack-base64 SRC ARCROOT [PART=ROOT ...] : a stage's raw outputs as one base64 tar on stdout
-    #                                     (plugins/action/raw_outputs.py unpacks it on the control node)
+    # python3 common.py pack-base64 SRC ARCROOT [PART=ROOT ...] [--remove=PATH] : a stage's raw outputs as one base64
+    #                                     tar on stdout (plugins/action/raw_outputs.py unpacks it on the control node);
+    #                                     with --remove, PATH (a 'validation' directory) is removed once packed, before
+    #                                     anything is printed: the stage's cleanup in the same command
     import sys
 
     if sys.argv[1:2] == ["drop-caches"]:
@@ -322,7 +324,12 @@ if __name__ == "__main__":
     elif len(sys.argv) == 4 and sys.argv[1] == "remove":
         print(json.dumps({"removed": remove_tree(sys.argv[2], sys.argv[3]), "path": sys.argv[2]}))
     elif len(sys.argv) >= 4 and sys.argv[1] == "pack-base64":
-        text, _count = pack_base64(sys.argv[2], sys.argv[3], dict(arg.split("=", 1) for arg in sys.argv[4:]))
+        removals = [arg.split("=", 1)[1] for arg in sys.argv[4:] if arg.startswith("--remove=")]
+        parts = dict(arg.split("=", 1) for arg in sys.argv[4:] if not arg.startswith("--remove="))
+        text, _count = pack_base64(sys.argv[2], sys.argv[3], parts)
+        for path in removals:
+            remove_tree(path, "validation")
         sys.stdout.write(text + "\n")
     else:
-        raise SystemExit("usage: common.py remove PATH GUARD | drop-caches | pack-base64 SRC ARCROOT [PART=ROOT ...]")
+        raise SystemExit("usage: common.py remove PATH GUARD | drop-caches | "
+                         "pack-base64 SRC ARCROOT [PART=ROOT ...] [--remove=PATH]")
