@@ -15,10 +15,10 @@ import ipaddress
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeGuard
 
-from ansible.module_utils import dgx_nfs
+from ansible.module_utils import dgx_nfs, dgx_ngc
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
@@ -39,7 +39,6 @@ from ansible.module_utils.preflight_schema import (
     MISSING,
     VARIABLES,
     is_hostname,
-    is_ip,
 )
 
 GROUPS = ("dgx", "powerscale", "sn3700v", "qm8700")
@@ -236,6 +235,11 @@ SPECS = {var.name: var.spec for var in VARIABLES}
 
 def _at_or_below(path: str, flagged: str) -> bool:
     return path == flagged or path.startswith((flagged + ".", flagged + "["))
+
+
+def root_name(path: str) -> str:
+    """The variable a row's path starts at: ngc_mirror from ngc_mirror.registry, nfs_mounts from nfs_mounts[0].hard."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
 def beside_schema(name: str, value: Any, problems: Iterable[Problem]) -> list[Problem]:
@@ -1300,31 +1304,17 @@ def rule_acceptance(site: Site) -> list[Problem]:
 
 
 def rule_ngc(site: Site) -> list[Problem]:
-    """NGC images pinned by a release tag (`latest` is no pin); a missing digest is a warning; mirror mode names
-    its registry."""
+    """The NGC images' own rules (dgx_ngc.inventory_problems: the role's plan calls the same function) on the
+    cluster's values, optional images included (preflight judges the inventory, not one run's pulls)."""
+    value = {name: site.cluster(name, "dgx") for name in ("ngc_images", "ngc_optional_images", "ngc_mirror")}
+    registry = site.cluster("ngc_registry", "dgx")[0]
+    found = dgx_ngc.inventory_problems("dgx", value["ngc_images"][0], value["ngc_optional_images"][0], True,
+                                       as_dict(value["ngc_mirror"][0]),
+                                       registry if isinstance(registry, str) else "nvcr.io")
     out: list[Problem] = []
-    for var in ("ngc_images", "ngc_optional_images"):
-        images, label = site.cluster(var, "dgx")
-        for pos, image in enumerate(as_list(images)):
-            if not isinstance(image, Mapping):
-                continue
-            ref = f"{image.get('name')}:{image.get('tag')}"
-            if image.get("tag") == "latest":
-                out.append(Problem(label, f"{var}[{pos}].tag", "latest",
-                                   "is not a pin: validation would run whatever was pushed last",
-                                   "pin a release tag, e.g. 24.05-py3"))
-            elif isinstance(image.get("tag"), str) and image.get("digest", "") == "":
-                out.append(Problem(label, f"{var}[{pos}].digest", "",
-                                   f"{ref} is pinned by tag only; a re-pushed tag would change it unnoticed",
-                                   f"add digest: sha256:... (docker buildx imagetools inspect {ref})", WARNING))
-    mirror, label = site.cluster("ngc_mirror", "dgx")
-    mirror = as_dict(mirror)
-    if mirror.get("enabled") is True:
-        registry = mirror.get("registry")
-        host_part = registry.rsplit(":", 1)[0] if isinstance(registry, str) and not is_ip(registry) else registry
-        if not (isinstance(registry, str) and registry and (is_ip(host_part) or is_hostname(host_part))):
-            out.append(Problem(label, "ngc_mirror.registry", registry, "mirror mode needs the site registry",
-                               "set ngc_mirror.registry to HOST[:PORT] of the site registry"))
+    for name, (var_value, label) in value.items():
+        mine = [replace(p, host=label) for p in found if root_name(p.variable) == name]
+        out += beside_schema(name, var_value, mine)
     return out
 
 
