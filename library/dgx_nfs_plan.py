@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_nfs import check_mounts, desired_mount, select_server
+from ansible.module_utils.dgx_nfs import desired_mount, export_purposes, inventory_problems, select_server
 from ansible.module_utils.inventory_problem import render_table
 
 DOCUMENTATION = r"""
@@ -121,9 +121,7 @@ problems:
 def build_plan(params: dict) -> tuple[dict, list[dict]]:
     """The plan for one DGX and the list of problems (each a dict with the host)."""
     host = params["host"]
-    exports = params.get("powerscale_exports") or []
-    export_purposes = {e.get("path"): e.get("purpose", "general") for e in exports if isinstance(e, dict)} or None
-    problems = check_mounts(host, params["nfs_mounts"], export_purposes)
+    problems = inventory_problems(host, params["nfs_mounts"], export_purposes(params.get("powerscale_exports")) or None)
     nodes = [(str(name), list(nics or [])) for name, nics in (params.get("powerscale_nodes") or {}).items()]
     choice, server_problems = select_server(params["nfs_server_mode"], host, params["dgx_hosts"],
                                             params.get("nfs_server_map"), nodes,

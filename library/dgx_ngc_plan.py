@@ -4,13 +4,8 @@
 from __future__ import annotations
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_ngc import (
-    check_image,
-    check_mirror,
-    image_from_entry,
-    selected_images,
-)
-from ansible.module_utils.inventory_problem import render_table
+from ansible.module_utils.dgx_ngc import image_from_entry, inventory_problems, selected_images
+from ansible.module_utils.inventory_problem import ERROR, WARNING, render_table
 
 DOCUMENTATION = r"""
 ---
@@ -100,21 +95,23 @@ unpinned:
   returned: success
   type: list
   elements: str
+pin_warnings:
+  description: The inventory rules' warnings (an image pinned by tag only), one line each; the module warns them.
+  returned: success
+  type: list
+  elements: str
 """
 
 
 def build_plan(params: dict) -> tuple[dict, list[dict]]:
     host = params["host"]
     registry = params["ngc_registry"]
-    problems = []
-    for variable in ("ngc_images", "ngc_optional_images"):
-        for index, entry in enumerate(params[variable] or []):
-            if variable == "ngc_images" or params["ngc_pull_optional"]:
-                problems += check_image(host, entry, f"{variable}[{index}]", registry)
     mirror = params["ngc_mirror"] or {}
-    problems += check_mirror(host, mirror)
-    if problems:
-        return {}, [p.as_dict() for p in problems]
+    problems = inventory_problems(host, params["ngc_images"] or [], params["ngc_optional_images"] or [],
+                                  params["ngc_pull_optional"], mirror, registry)
+    errors = [p.as_dict() for p in problems if p.severity == ERROR]
+    if errors:
+        return {}, errors
     mirror_registry = mirror.get("registry") if mirror.get("enabled") else ""
     planned, unpinned = [], []
     for entry in selected_images(params["ngc_images"], params["ngc_optional_images"], params["ngc_pull_optional"]):
@@ -132,7 +129,8 @@ def build_plan(params: dict) -> tuple[dict, list[dict]]:
         })
         if not image.digest:
             unpinned.append(image.tagged)
-    return {"login_registry": mirror_registry or registry, "images": planned, "unpinned": unpinned}, []
+    return {"login_registry": mirror_registry or registry, "images": planned, "unpinned": unpinned,
+            "pin_warnings": [p.line() for p in problems if p.severity == WARNING]}, []
 
 
 def main() -> None:
@@ -153,8 +151,8 @@ def main() -> None:
     if rows:
         module.fail_json(msg="NGC image inventory is invalid; nothing was changed:\n"
                          + render_table(rows, "ngc (images)"), problems=rows)
-    for target in plan["unpinned"]:
-        module.warn(f"{target} is pinned by tag only (no digest): the registry may serve another image later")
+    for warning in plan["pin_warnings"]:
+        module.warn(warning)
     module.exit_json(changed=False, **plan)
 
 

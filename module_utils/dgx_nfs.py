@@ -141,7 +141,7 @@ def option_key(option: str) -> str:
 def extra_option_problem(option: Any) -> tuple[str, str] | None:
     """(problem, fix) for an extra_options entry the Linux NFS client or this role would not take, else None.
 
-    The one home of this rule: the role's plan (check_mount) and preflight (rule_nfs_mounts) both call it."""
+    Part of inventory_problems (the role's plan and preflight both call that)."""
     if not isinstance(option, str) or not option.strip():
         return "must be a non-empty string", "remove it"
     if any(c in option for c in " \t,#"):
@@ -242,6 +242,23 @@ def check_mount(host: str, entry: Any, index: int, export_purposes: dict[str, st
             if bad:
                 problems.append(Problem(host, f"{var}.extra_options[{pos}]", option, *bad))
     return problems
+
+
+def export_purposes(exports: Any) -> dict[str, str]:
+    """powerscale_exports path -> purpose (general when an export gives none, as exports.yml documents)."""
+    return {e["path"]: str(e.get("purpose", "general")) for e in (exports if isinstance(exports, list) else [])
+            if isinstance(e, dict) and isinstance(e.get("path"), str)}
+
+
+def inventory_problems(host: str, nfs_mounts: Any, purposes: dict[str, str] | None = None) -> list[Problem]:
+    """The DGX NFS client's inventory rules, their one home: every nfs_mounts entry well formed (keys, types,
+    ranges, power-of-two I/O sizes, known extra options), on an export of powerscale_exports with that export's
+    purpose, hard-mounted for training data, each on its own mount point, and one nconnect per shared client.
+
+    library/dgx_nfs_plan.py and preflight (preflight_rules.rule_nfs_mounts) both call it; preflight adds only what
+    spans features (nconnect against dgx_min_kernel). purposes: export path -> purpose (export_purposes());
+    None skips the export cross-check (the role run without a powerscale group)."""
+    return check_mounts(host, nfs_mounts, purposes)
 
 
 def check_mounts(host: str, mounts: Any, export_purposes: dict[str, str] | None = None) -> list[Problem]:
@@ -523,11 +540,12 @@ def plan_cycles(wanted: Sequence[DesiredMount], before: dict[str, LiveComparison
 
 
 def shared_client_problems(host: str, mounts: Sequence[Any]) -> list[Problem]:
-    """Mounts of one server with the same vers and proto share one client: their nconnect must agree."""
+    """Mounts of one server with the same vers and proto share one client: their nconnect must agree. An nconnect
+    out of 1..16 is judged by check_mount alone (one row for that defect)."""
     problems: list[Problem] = []
     first: dict[tuple[str, str], tuple[int, Any]] = {}
     for index, entry in enumerate(mounts):
-        if not isinstance(entry, dict) or _as_int(entry.get("nconnect")) is None:
+        if not isinstance(entry, dict) or not 1 <= (_as_int(entry.get("nconnect")) or 0) <= 16:
             continue
         key = (str(entry.get("vers")), str(entry.get("proto")))
         if key not in first:

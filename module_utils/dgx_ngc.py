@@ -1,4 +1,4 @@
-"""NGC image references: the input check, pinning by tag and digest, mirror names, enroot/SIF file names.
+"""NGC image references: the input check (inventory_problems), pinning by tag and digest, mirror names, enroot/SIF file names.
 
 Shared by library/dgx_ngc_images.py (controller side plan of roles/ngc), the handover checks (tests/handover/)
 and lab/registry.py (which seeds stand-ins under the same repository names). Standard library only.
@@ -10,12 +10,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ansible.module_utils.inventory_problem import Problem
+from ansible.module_utils.inventory_problem import WARNING, Problem
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 REPOSITORY_PATH = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$")
-REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$")
+# HOST[:PORT] as docker's reference grammar takes a registry: dot-separated labels of letters, digits and inner
+# hyphens (an IPv4 address is such a name), an optional port.
+REGISTRY = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+                      r"(?::[0-9]{1,5})?$")
 
 
 @dataclass(frozen=True)
@@ -67,13 +70,42 @@ def check_image(host: str, entry: Any, variable: str, ngc_registry: str) -> list
                                      f"e.g. {ngc_registry}/nvidia/pytorch"))
     tag = entry.get("tag")
     if not isinstance(tag, str) or not TAG.match(tag) or tag == "latest":
-        problems.append(Problem(host, f"{variable}.tag", tag, "must be an explicit tag (not latest)",
+        problems.append(Problem(host, f"{variable}.tag", tag, "must be an explicit tag (not latest): latest is no pin, "
+                                "a run would use whatever was pushed last",
                                      "pin a release tag such as 24.05-py3"))
     digest = entry.get("digest", "")
     if digest not in ("", None) and (not isinstance(digest, str) or not DIGEST.match(digest)):
         problems.append(Problem(host, f"{variable}.digest", digest, "must be sha256: and 64 hex digits, or empty",
                                      "copy it from `docker inspect --format '{{.RepoDigests}}'` or the registry"))
     return problems
+
+
+def unpinned_problem(host: str, entry: Any, variable: str) -> list[Problem]:
+    """A tag without a digest is a warning: a re-pushed tag would change the image unnoticed."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("tag"), str) or entry["tag"] == "latest" \
+            or entry.get("digest") not in ("", None):
+        return []
+    ref = f"{entry.get('name')}:{entry['tag']}"
+    return [Problem(host, f"{variable}.digest", entry.get("digest", ""),
+                    f"{ref} is pinned by tag only; a re-pushed tag would change it unnoticed",
+                    f"add digest: sha256:... (docker buildx imagetools inspect {ref})", WARNING)]
+
+
+def inventory_problems(host: str, images: Any, optional_images: Any, pull_optional: bool, mirror: Any,
+                       ngc_registry: str = "nvcr.io") -> list[Problem]:
+    """The NGC images' inventory rules, their one home: every image named under ngc_registry, pinned by an explicit
+    tag (never latest) and a well-formed digest (a missing digest is a warning); mirror mode names its registry.
+
+    ngc_optional_images are judged when pull_optional is true. library/dgx_ngc_plan.py passes ngc_pull_optional
+    (it judges what this run pulls); preflight (preflight_rules.rule_ngc) passes true (it judges the inventory)."""
+    problems: list[Problem] = []
+    for variable, entries in (("ngc_images", images), ("ngc_optional_images", optional_images)):
+        if variable == "ngc_optional_images" and not pull_optional:
+            continue
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            problems += check_image(host, entry, f"{variable}[{index}]", ngc_registry)
+            problems += unpinned_problem(host, entry, f"{variable}[{index}]")
+    return problems + check_mirror(host, mirror)
 
 
 def image_from_entry(entry: dict[str, Any]) -> NgcImage:

@@ -15,9 +15,10 @@ import ipaddress
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeGuard
 
+from ansible.module_utils import dgx_nfs, dgx_ngc
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
@@ -32,14 +33,12 @@ from ansible.module_utils.cumulus_release import (
     parse_release,
     supported_methods,
 )
-from ansible.module_utils.dgx_nfs import extra_option_problem
 from ansible.module_utils.inventory_problem import ERROR, WARNING, Problem, show
 from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
 from ansible.module_utils.preflight_schema import (
     MISSING,
     VARIABLES,
     is_hostname,
-    is_ip,
 )
 
 GROUPS = ("dgx", "powerscale", "sn3700v", "qm8700")
@@ -229,6 +228,26 @@ def rule_schema(site: Site) -> list[Problem]:
 
 def _findings(host: str, findings: Iterable[Any]) -> list[Problem]:
     return [Problem(host, f.path, f.value, f.problem, f.fix) for f in findings]
+
+
+SPECS = {var.name: var.spec for var in VARIABLES}
+
+
+def _at_or_below(path: str, flagged: str) -> bool:
+    return path == flagged or path.startswith((flagged + ".", flagged + "["))
+
+
+def root_name(path: str) -> str:
+    """The variable a row's path starts at: ngc_mirror from ngc_mirror.registry, nfs_mounts from nfs_mounts[0].hard."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def beside_schema(name: str, value: Any, problems: Iterable[Problem]) -> list[Problem]:
+    """A feature's rows (its inventory_problems, which also type-check: its plan module runs without preflight)
+    less those on a path that rule_schema reports already, at that path or above it: one row per defect."""
+    spec = SPECS.get(name)
+    flagged = {f.path for f in spec.check(value, name)} if spec is not None else set()
+    return [p for p in problems if not any(_at_or_below(p.variable, f) for f in flagged)]
 
 
 # ---------------------------------------------------------------------------------------------- MTU
@@ -987,47 +1006,17 @@ def rule_export_exposure(site: Site) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------- NFS mounts
 
 def rule_nfs_mounts(site: Site) -> list[Problem]:
-    """Each DGX mount names an export, has its purpose, a power-of-two I/O size, `hard` for training data,
-    only known extra options, and its own mount point; nconnect needs a kernel >= 5.3."""
+    """The NFS client's own rules (dgx_nfs.inventory_problems: the role's plan calls the same function) against
+    the exports of powerscale_exports, plus what spans features: nconnect needs a kernel >= 5.3 (dgx_min_kernel)."""
     out: list[Problem] = []
-    entries, _ = exports(site)
-    by_path = {e.get("path"): e for _, e in entries}
+    purposes = dgx_nfs.export_purposes(site.cluster("powerscale_exports", "powerscale")[0])
     for host in site.hosts("dgx"):
-        label = site.label(host, "nfs_mounts")
-        points: dict[Any, int] = {}
-        nconnect = False
-        for pos, mount in mounts(site, host):
-            var = f"nfs_mounts[{pos}]"
-            export = by_path.get(mount.get("export"))
-            if export is None and isinstance(mount.get("export"), str):
-                out.append(Problem(label, f"{var}.export", mount["export"], "is not an export of powerscale_exports",
-                                   f"mount one of: {', '.join(map(str, by_path)) or '(none)'}, or add the export"))
-            purpose = mount.get("purpose")
-            if export is not None and purpose in ("training", "scratch", "general") and purpose != export.get("purpose"):
-                out.append(Problem(label, f"{var}.purpose", purpose,
-                                   f"differs from the export's purpose {export.get('purpose')}",
-                                   f"set purpose: {export.get('purpose')}"))
-            training = "training" in (purpose, as_dict(export).get("purpose"))
-            if training and mount.get("hard") is False:
-                out.append(Problem(label, f"{var}.hard", False,
-                                   "training data must be hard-mounted: a soft mount returns EIO to the training job "
-                                   "when PowerScale is slow or fails over", "set hard: true"))
-            for key in ("rsize", "wsize"):
-                size = mount.get(key)
-                if is_int(size) and 4096 <= size <= 1048576 and size & (size - 1):
-                    out.append(Problem(label, f"{var}.{key}", size, "is not a power of two",
-                                       "use 1048576 (1 MiB, the Linux and OneFS maximum) or another power of two"))
-            for opt_pos, option in enumerate(as_list(mount.get("extra_options"))):
-                bad = extra_option_problem(option)
-                if bad:
-                    out.append(Problem(label, f"{var}.extra_options[{opt_pos}]", option, *bad))
-            point = mount.get("mount_point")
-            if isinstance(point, str) and point in points:
-                out.append(Problem(label, f"{var}.mount_point", point,
-                                   f"nfs_mounts[{points[point]}] mounts there too", "give each mount its own directory"))
-            elif isinstance(point, str):
-                points[point] = pos
-            nconnect = nconnect or (is_int(mount.get("nconnect")) and mount["nconnect"] > 1)
+        value = site.var(host, "nfs_mounts", MISSING)
+        if value is MISSING:
+            continue  # the schema reports it
+        out += beside_schema("nfs_mounts", value,
+                             dgx_nfs.inventory_problems(site.label(host, "nfs_mounts"), value, purposes))
+        nconnect = any(is_int(m.get("nconnect")) and m["nconnect"] > 1 for _, m in mounts(site, host))
         kernel = version_tuple(site.var(host, "dgx_min_kernel"))
         if nconnect and kernel is not None and kernel < (5, 3):
             out.append(Problem(site.label(host, "dgx_min_kernel"), "dgx_min_kernel", site.var(host, "dgx_min_kernel"),
@@ -1315,31 +1304,17 @@ def rule_acceptance(site: Site) -> list[Problem]:
 
 
 def rule_ngc(site: Site) -> list[Problem]:
-    """NGC images pinned by a release tag (`latest` is no pin); a missing digest is a warning; mirror mode names
-    its registry."""
+    """The NGC images' own rules (dgx_ngc.inventory_problems: the role's plan calls the same function) on the
+    cluster's values, optional images included (preflight judges the inventory, not one run's pulls)."""
+    value = {name: site.cluster(name, "dgx") for name in ("ngc_images", "ngc_optional_images", "ngc_mirror")}
+    registry = site.cluster("ngc_registry", "dgx")[0]
+    found = dgx_ngc.inventory_problems("dgx", value["ngc_images"][0], value["ngc_optional_images"][0], True,
+                                       as_dict(value["ngc_mirror"][0]),
+                                       registry if isinstance(registry, str) else "nvcr.io")
     out: list[Problem] = []
-    for var in ("ngc_images", "ngc_optional_images"):
-        images, label = site.cluster(var, "dgx")
-        for pos, image in enumerate(as_list(images)):
-            if not isinstance(image, Mapping):
-                continue
-            ref = f"{image.get('name')}:{image.get('tag')}"
-            if image.get("tag") == "latest":
-                out.append(Problem(label, f"{var}[{pos}].tag", "latest",
-                                   "is not a pin: validation would run whatever was pushed last",
-                                   "pin a release tag, e.g. 24.05-py3"))
-            elif isinstance(image.get("tag"), str) and image.get("digest", "") == "":
-                out.append(Problem(label, f"{var}[{pos}].digest", "",
-                                   f"{ref} is pinned by tag only; a re-pushed tag would change it unnoticed",
-                                   f"add digest: sha256:... (docker buildx imagetools inspect {ref})", WARNING))
-    mirror, label = site.cluster("ngc_mirror", "dgx")
-    mirror = as_dict(mirror)
-    if mirror.get("enabled") is True:
-        registry = mirror.get("registry")
-        host_part = registry.rsplit(":", 1)[0] if isinstance(registry, str) and not is_ip(registry) else registry
-        if not (isinstance(registry, str) and registry and (is_ip(host_part) or is_hostname(host_part))):
-            out.append(Problem(label, "ngc_mirror.registry", registry, "mirror mode needs the site registry",
-                               "set ngc_mirror.registry to HOST[:PORT] of the site registry"))
+    for name, (var_value, label) in value.items():
+        mine = [replace(p, host=label) for p in found if root_name(p.variable) == name]
+        out += beside_schema(name, var_value, mine)
     return out
 
 
