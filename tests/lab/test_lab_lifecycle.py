@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,41 @@ def test_cli_status_json_of_a_lab_that_is_not_up(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("LAB_DGX_COUNT", "9")
     assert cli.main(["status", "--no-ssh"]) == 1
     assert "9 is not an integer in 1..4" in capsys.readouterr().err
+
+
+def _one_shot_server(answer: bytes | None) -> tuple[socket.socket, threading.Thread]:
+    """A listener on 127.0.0.1 that answers its first connection with `answer`, or holds it silent (None)."""
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        with conn:
+            if answer is not None:
+                conn.sendall(answer)
+            time.sleep(1.5)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return srv, thread
+
+
+def test_ssh_banner_is_sshd_answering_not_a_port_accepting():
+    """qemu's user network accepts a forwarded port before the guest answers: only sshd's banner counts as up."""
+    srv, thread = _one_shot_server(b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n")
+    with srv:
+        assert lifecycle.ssh_banner(srv.getsockname()[1], 1.0) is True
+        thread.join()
+    srv, thread = _one_shot_server(None)  # accepted, never answered: a guest whose NIC is not up yet
+    with srv:
+        started = time.monotonic()
+        assert lifecycle.ssh_banner(srv.getsockname()[1], 0.5) is False
+        assert time.monotonic() - started < 1.4, "a silent connection is dropped at the banner timeout"
+        thread.join()
+    srv, thread = _one_shot_server(b"HTTP/1.1 400 Bad Request\r\n")
+    with srv:
+        assert lifecycle.ssh_banner(srv.getsockname()[1], 1.0) is False
+        thread.join()
+    closed = socket.create_server(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    assert lifecycle.ssh_banner(port, 0.5) is False
