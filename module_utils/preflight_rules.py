@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeGuard
 
-from ansible.module_utils import dgx_nfs, dgx_ngc
+from ansible.module_utils import dgx_nfs, dgx_ngc, mlnxos_fabric
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
@@ -82,7 +82,6 @@ class Settings:
 
     l2_overhead_bytes: int = 18
     sizing_gpus_per_f800_node: int = 8
-    qm8700_port_count: int = 40
 
 
 @dataclass
@@ -719,67 +718,38 @@ def rule_clag(site: Site) -> list[Problem]:
 
 
 def rule_subnet_manager(site: Site) -> list[Problem]:
-    """Exactly one QM8700 is SM master, the others standby, with distinct priorities, the master's highest."""
-    out: list[Problem] = []
+    """The pair's SM design (mlnxos_fabric.sm_pair_problems: the role's input check calls the same function):
+    exactly one QM8700 is SM master, the others standby, with distinct priorities, the master's highest."""
     switches = site.hosts("qm8700")
     if not switches:
-        return out
-    roles = {s: site.var(s, "qm8700_sm_role") for s in switches}
-    prios = {s: site.var(s, "qm8700_sm_priority") for s in switches}
-    masters = [s for s in switches if roles[s] == "master"]
-    if not masters:
-        out.append(Problem("qm8700", "qm8700_sm_role", [roles[s] for s in switches],
-                           "no QM8700 is subnet manager master: the fabric would have no SM",
-                           "set qm8700_sm_role: master on exactly one switch"))
-    for extra in masters[1:]:
-        out.append(Problem(extra, "qm8700_sm_role", "master", f"second SM master ({masters[0]} is master too)",
-                           "set qm8700_sm_role: standby on every switch but one"))
-    seen: dict[int, str] = {}
-    for switch in switches:
-        prio = prios[switch]
-        if not is_int(prio):
+        return []
+    peers = {s: {"role": site.var(s, "qm8700_sm_role"), "priority": site.var(s, "qm8700_sm_priority")}
+             for s in switches}
+    out: list[Problem] = []
+    for p in mlnxos_fabric.sm_pair_problems(peers):
+        if p.host not in switches:
+            out.append(p)
             continue
-        if prio in seen:
-            out.append(Problem(switch, "qm8700_sm_priority", prio, f"equal to {seen[prio]}'s SM priority",
-                               "give every switch its own priority, the master the highest"))
-        else:
-            seen[prio] = switch
-    if len(masters) == 1 and is_int(prios[masters[0]]):
-        higher = [s for s in switches if s != masters[0] and is_int(prios[s]) and prios[s] > prios[masters[0]]]
-        if higher:
-            out.append(Problem(masters[0], "qm8700_sm_priority", prios[masters[0]],
-                               f"is lower than standby {higher[0]}'s {prios[higher[0]]}: the standby would win the "
-                               "SM election", "give the master the highest priority (e.g. 15)"))
+        value = site.var(p.host, p.variable, MISSING)
+        if value is not MISSING:
+            out += beside_schema(p.variable, value, [replace(p, host=site.label(p.host, p.variable))])
     return out
 
 
-def qm8700_port_count(ports: Any, cages: int = 40) -> tuple[int, list[tuple[int, str]]]:
-    """Usable ports of a qm8700_ports list (a split cage gives two HDR100 ports), and the indexes of
-    out-of-range entries. A QM8700 has 40 QSFP56 cages."""
-    total, bad = 0, []
-    for pos, entry in enumerate(as_list(ports)):
-        match = re.fullmatch(r"1/(\d{1,2})(?:-1/(\d{1,2}))?", str(as_dict(entry).get("range", "")))
-        if not match:
-            continue
-        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
-        if not 1 <= low <= high <= cages:
-            bad.append((pos, f"must be 1/N or 1/N-1/M with 1 <= N <= M <= {cages} (a QM8700 has {cages} ports)"))
-            continue
-        total += (high - low + 1) * (2 if str(as_dict(entry).get("split")) == "2" else 1)
-    return total, bad
-
-
 def rule_hca_ports(site: Site) -> list[Problem]:
-    """The QM8700 pair has at least one HDR port per DGX HCA; port ranges exist on the switch."""
+    """Each QM8700's own input (mlnxos_fabric.inventory_problems: the role's input check calls the same
+    function: ports that exist, speeds, splits, partitions, pkeys, NTP and syslog addresses), and what spans
+    features: the QM8700 switches have at least one HDR port per DGX HCA."""
     out: list[Problem] = []
     capacity = 0
     for switch in site.hosts("qm8700"):
-        count, bad = qm8700_port_count(site.var(switch, "qm8700_ports"), site.settings.qm8700_port_count)
-        capacity += count
-        label = site.label(switch, "qm8700_ports")
-        for pos, why in bad:
-            out.append(Problem(label, f"qm8700_ports[{pos}].range", site.var(switch, "qm8700_ports")[pos].get("range"),
-                               why, "use the switch's real port numbers"))
+        declared = mlnxos_fabric.declared_from_inventory(site.hostvars.get(switch, {}), switch)
+        capacity += mlnxos_fabric.declared_port_count(declared)
+        for p in mlnxos_fabric.inventory_problems(switch, declared):
+            name = re.split(r"[.\[]", p.variable, maxsplit=1)[0]
+            value = site.var(switch, name, MISSING)
+            if value is not MISSING:
+                out += beside_schema(name, value, [replace(p, host=site.label(switch, name))])
     hcas = sum(as_dict(dgx_model(site, h)).get("hcas", 0) for h in site.hosts("dgx")
                if is_int(as_dict(dgx_model(site, h)).get("hcas", 0)))
     if site.hosts("qm8700") and hcas > capacity:
