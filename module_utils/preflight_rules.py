@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeGuard
 
-from ansible.module_utils import dgx_nfs, dgx_ngc, mlnxos_fabric
+from ansible.module_utils import cumulus_fabric, dgx_nfs, dgx_ngc, mlnxos_fabric
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
@@ -474,7 +474,8 @@ def _switch_side_ports(site: Site, clag: Any, breakouts: Any, breakouts_label: s
 
 
 def rule_port_speed(site: Site) -> list[Problem]:
-    """Warn when a cable's speed is not one the site's switches are configured for (when the role sets speeds)."""
+    """Warn when a cable's speed is not one the site's switches are configured for (when the role sets speeds):
+    cumulus_fabric.port_speed_problem, which the role's plan refuses on."""
     out: list[Problem] = []
     speeds, _ = site.cluster("storage_fabric_speeds_gbps", "sn3700v")
     managed, _ = site.cluster("storage_fabric_port_speed_managed", "sn3700v")
@@ -483,55 +484,37 @@ def rule_port_speed(site: Site) -> list[Problem]:
     for group in ("dgx", "powerscale"):
         for host in site.hosts(group):
             for pos, nic in nics(site, host):
-                speed = nic.get("speed_gbps")
-                if is_int(speed) and speed not in speeds:
-                    out.append(Problem(host, f"storage_nics[{pos}].speed_gbps", speed,
-                                       f"is not in storage_fabric_speeds_gbps {speeds}: the switch port cannot be set "
-                                       "to this speed", "correct the speed, or list it in storage_fabric_speeds_gbps",
-                                       WARNING))
+                bad = (cumulus_fabric.port_speed_problem(host, f"storage_nics[{pos}].speed_gbps", nic["speed_gbps"],
+                                                         [s for s in speeds if is_int(s)])
+                       if is_int(nic.get("speed_gbps")) else None)  # the schema reports a missing or odd speed
+                if bad:
+                    out.append(replace(bad, severity=WARNING))
     return out
 
 
 # ---------------------------------------------------------------------------------------------- VLANs, CLAG
 
 
-def rule_vlans(site: Site) -> list[Problem]:
-    """VLAN ids and names unique; the bridge PVID is a storage VLAN; the peerlink VLAN is not one; the storage
-    subnet is the subnet of a storage VLAN."""
+def _switch_rows(site: Site, problems: Iterable[Problem]) -> list[Problem]:
+    """A cumulus_fabric function's rows on cluster-wide sn3700v variables, labelled where the variable is set,
+    less those on a path rule_schema reports already (beside_schema)."""
     out: list[Problem] = []
-    vlans, label = site.cluster("storage_fabric_vlans", "sn3700v")
-    ids: dict[Any, int] = {}
-    names: dict[Any, int] = {}
-    subnets = []
-    for pos, vlan in enumerate(as_list(vlans)):
-        if not isinstance(vlan, Mapping):
-            continue
-        vid, name = vlan.get("id"), vlan.get("name")
-        if is_int(vid) and vid in ids:
-            out.append(Problem(label, f"storage_fabric_vlans[{pos}].id", vid,
-                               f"duplicate VLAN id (storage_fabric_vlans[{ids[vid]}] has it too)",
-                               "give each VLAN its own id"))
-        elif is_int(vid):
-            ids[vid] = pos
-        if isinstance(name, str) and name in names:
-            out.append(Problem(label, f"storage_fabric_vlans[{pos}].name", name,
-                               f"duplicate VLAN name (storage_fabric_vlans[{names[name]}] has it too)",
-                               "give each VLAN its own name"))
-        elif isinstance(name, str):
-            names[name] = pos
-        if network(vlan.get("subnet")) is not None:
-            subnets.append(network(vlan.get("subnet")))
-    bridge, bridge_label = site.cluster("storage_fabric_bridge", "sn3700v")
-    pvid = as_dict(bridge).get("pvid")
-    if ids and is_int(pvid) and pvid not in ids:
-        out.append(Problem(bridge_label, "storage_fabric_bridge.pvid", pvid, "is not a VLAN of storage_fabric_vlans",
-                           f"use one of {sorted(ids)}"))
-    clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
-    peer_vlan = as_dict(as_dict(clag).get("peerlink")).get("vlan")
-    if as_dict(clag).get("enabled") and is_int(peer_vlan) and peer_vlan in ids:
-        out.append(Problem(clag_label, "storage_fabric_clag.peerlink.vlan", peer_vlan,
-                           "is also a storage VLAN: the CLAG control VLAN must be its own",
-                           "use a VLAN id no storage VLAN uses (4094 is customary)"))
+    for p in problems:
+        name = re.split(r"[.\[]", p.variable, maxsplit=1)[0]
+        value, label = site.cluster(name, "sn3700v")
+        out += beside_schema(name, value, [replace(p, host=label)])
+    return out
+
+
+def rule_vlans(site: Site) -> list[Problem]:
+    """The storage VLANs (cumulus_fabric.vlan_problems: the role's plan calls the same function: IDs and names
+    unique, the bridge PVID a storage VLAN, the peerlink VLAN not one), and what spans features: storage_subnet,
+    which the DGX and PowerScale NICs use too, is the subnet of a storage VLAN."""
+    vlans, _ = site.cluster("storage_fabric_vlans", "sn3700v")
+    out = _switch_rows(site, cumulus_fabric.vlan_problems(
+        "sn3700v", vlans, site.cluster("storage_fabric_bridge", "sn3700v")[0],
+        site.cluster("storage_fabric_clag", "sn3700v")[0])) if site.hosts("sn3700v") else []
+    subnets = [n for vlan in as_list(vlans) if (n := network(as_dict(vlan).get("subnet"))) is not None]
     subnet_value, subnet_label = site.cluster("storage_subnet", "sn3700v")
     subnet = network(subnet_value)
     if subnet is not None and subnets and subnet not in subnets:
@@ -541,31 +524,14 @@ def rule_vlans(site: Site) -> list[Problem]:
     return out
 
 
-# Cumulus Linux reserves VLANs 3725-3999 for internal use (switchd.conf resv_vlan_range); ifupdown2 refuses a bridge
-# VLAN inside it at ifreload: "reserved vlan 3725 being used (reserved vlan range 3725-3999)" (ifupdown2's
-# tests/test_l2.py, test_bridge8_reserved_vlans; tests/fixtures/cumulus/real/SOURCES).
-CUMULUS_RESERVED_VLANS = range(3725, 4000)
-
-
 def rule_cumulus_reserved_vlans(site: Site) -> list[Problem]:
-    """No storage VLAN, bridge PVID or CLAG control VLAN in Cumulus Linux's reserved range 3725-3999."""
+    """No storage VLAN or CLAG control VLAN in Cumulus Linux's reserved range 3725-3999
+    (cumulus_fabric.reserved_vlan_problems: the role's plan calls the same function)."""
     if not site.hosts("sn3700v"):
         return []
-    out: list[Problem] = []
-    low, high = CUMULUS_RESERVED_VLANS[0], CUMULUS_RESERVED_VLANS[-1]
-    why = (f"is in Cumulus Linux's reserved VLAN range {low}-{high} (switchd.conf resv_vlan_range): ifupdown2 refuses "
-           "it at ifreload and NVUE at apply")
-    vlans, label = site.cluster("storage_fabric_vlans", "sn3700v")
-    for pos, vlan in enumerate(as_list(vlans)):
-        vid = as_dict(vlan).get("id")
-        if is_int(vid) and vid in CUMULUS_RESERVED_VLANS:
-            out.append(Problem(label, f"storage_fabric_vlans[{pos}].id", vid, why,
-                               f"use a VLAN id outside {low}-{high} (2-3724 or 4000-4094)"))
-    clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
-    peer_vlan = as_dict(as_dict(clag).get("peerlink")).get("vlan")
-    if as_dict(clag).get("enabled") and is_int(peer_vlan) and peer_vlan in CUMULUS_RESERVED_VLANS:
-        out.append(Problem(clag_label, "storage_fabric_clag.peerlink.vlan", peer_vlan, why, "use 4094"))
-    return out
+    return _switch_rows(site, cumulus_fabric.reserved_vlan_problems(
+        "sn3700v", site.cluster("storage_fabric_vlans", "sn3700v")[0],
+        site.cluster("storage_fabric_clag", "sn3700v")[0]))
 
 
 def rule_forced_speed_fec(site: Site) -> list[Problem]:
