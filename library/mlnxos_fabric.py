@@ -242,6 +242,7 @@ from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     ParseError,
     check_desired,
     check_sm_pair,
+    inventory_problems,
     peers_from_param,
     plan,
     read_live_state,
@@ -303,8 +304,9 @@ def refused(switch, params: dict, desired, live, todo, exc: MlnxosCommandError, 
 def main() -> None:
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    desired, errors = check_desired(params)
-    rendered = [e.render(params["input_names"]) for e in errors]
+    desired, _ = check_desired(params)
+    rendered = [f"{p.variable} = {p.value!r}: {p.problem}. Fix: {p.fix}"
+                for p in inventory_problems(switch_label(params), params, params["input_names"])]
     if params["sm_peers"] is not None:
         rendered.extend(check_sm_pair(peers_from_param(params["sm_peers"])))
     if not params["api_password"]:

@@ -171,36 +171,103 @@ def speed_gbps(value: Any) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _check_vlans(switch: str, vlans: Any, problems: list[Problem]) -> dict[int, dict[str, Any]]:
+# Cumulus Linux reserves VLANs 3725-3999 for internal use (switchd.conf resv_vlan_range); ifupdown2 refuses a bridge
+# VLAN inside it at ifreload: "reserved vlan 3725 being used (reserved vlan range 3725-3999)" (ifupdown2's
+# tests/test_l2.py, test_bridge8_reserved_vlans; tests/fixtures/cumulus/real/SOURCES).
+CUMULUS_RESERVED_VLANS = range(3725, 4000)
+
+
+def vlans_by_id(vlans: Any) -> dict[int, dict[str, Any]]:
+    """The storage VLANs the plan configures: each valid ID once (its first entry)."""
     by_id: dict[int, dict[str, Any]] = {}
+    for vlan in vlans if isinstance(vlans, list) else []:
+        vid = _as_int(vlan.get("id")) if isinstance(vlan, dict) else None
+        if vid is not None and 1 <= vid <= 4094 and vid not in by_id:
+            by_id[vid] = vlan
+    return by_id
+
+
+def vlan_problems(host: str, vlans: Any, bridge: Any, clag: Any) -> list[Problem]:
+    """The storage VLANs' rules, their one home: a non-empty list of mappings, each VLAN ID 1..4094 and each name
+    used once, subnets in CIDR form; the bridge PVID one of them; with CLAG on, the peerlink (CLAG control) VLAN a
+    VLAN ID 2..4094 that no storage VLAN uses. derive_plan (library/cumulus_fabric_plan.py) and preflight
+    (preflight_rules.rule_vlans) both call it."""
+    problems: list[Problem] = []
     if not isinstance(vlans, list) or not vlans:
-        problems.append(Problem(switch, "storage_fabric_vlans", vlans, "must be a non-empty list of VLANs",
+        problems.append(Problem(host, "storage_fabric_vlans", vlans, "must be a non-empty list of VLANs",
                                 "list at least the storage VLAN: [{id: 100, name: storage, subnet: ...}]"))
-        return by_id
-    names: set[str] = set()
-    for index, vlan in enumerate(vlans):
+    ids: dict[int, int] = {}
+    names: dict[str, int] = {}
+    for index, vlan in enumerate(vlans if isinstance(vlans, list) else []):
         var = f"storage_fabric_vlans[{index}]"
         if not isinstance(vlan, dict):
-            problems.append(Problem(switch, var, vlan, "is not a mapping", "use {id: N, name: X, subnet: CIDR}"))
+            problems.append(Problem(host, var, vlan, "is not a mapping", "use {id: N, name: X, subnet: CIDR}"))
             continue
         vid = _as_int(vlan.get("id"))
         if vid is None or not 1 <= vid <= 4094:
-            problems.append(Problem(switch, f"{var}.id", vlan.get("id"), "is not a VLAN ID between 1 and 4094",
+            problems.append(Problem(host, f"{var}.id", vlan.get("id"), "is not a VLAN ID between 1 and 4094",
                                     "use an 802.1Q VLAN ID 1..4094"))
-            continue
-        if vid in by_id:
-            problems.append(Problem(switch, f"{var}.id", vid, f"duplicate VLAN {vid} (also {by_id[vid].get('name')!r})",
+        elif vid in ids:
+            problems.append(Problem(host, f"{var}.id", vid,
+                                    f"duplicate VLAN {vid} (storage_fabric_vlans[{ids[vid]}] has it too)",
                                     "give every storage VLAN a distinct ID"))
-            continue
-        name = str(vlan.get("name", ""))
-        if name and name in names:
-            problems.append(Problem(switch, f"{var}.name", name, "duplicate VLAN name", "give every VLAN its own name"))
-        names.add(name)
+        else:
+            ids[vid] = index
+        name = vlan.get("name")
+        if isinstance(name, str) and name and name in names:
+            problems.append(Problem(host, f"{var}.name", name,
+                                    f"duplicate VLAN name (storage_fabric_vlans[{names[name]}] has it too)",
+                                    "give every VLAN its own name"))
+        elif isinstance(name, str) and name:
+            names[name] = index
         if vlan.get("subnet") is not None and _network(vlan.get("subnet")) is None:
-            problems.append(Problem(switch, f"{var}.subnet", vlan.get("subnet"), "is not a CIDR subnet",
+            problems.append(Problem(host, f"{var}.subnet", vlan.get("subnet"), "is not a CIDR subnet",
                                     "write it as address/prefix, e.g. 198.51.100.0/24"))
-        by_id[vid] = vlan
-    return by_id
+    bridge = bridge if isinstance(bridge, dict) else {}
+    pvid = _as_int(bridge.get("pvid"))
+    if ids and pvid not in ids:
+        problems.append(Problem(host, "storage_fabric_bridge.pvid", bridge.get("pvid"),
+                                f"is not one of storage_fabric_vlans ({sorted(ids)})", "use the storage VLAN ID"))
+    clag = clag if isinstance(clag, dict) else {}
+    if bool(clag.get("enabled", False)):
+        peer = clag.get("peerlink") if isinstance(clag.get("peerlink"), dict) else {}
+        vlan = _as_int(peer.get("vlan"))
+        if vlan is None or not 2 <= vlan <= 4094 or vlan in ids:
+            problems.append(Problem(host, "storage_fabric_clag.peerlink.vlan", peer.get("vlan"),
+                                    "must be a VLAN ID 2..4094 that is not a storage VLAN: the CLAG control VLAN "
+                                    "must be its own", "use 4094 (customary), or any VLAN ID no storage VLAN uses"))
+    return problems
+
+
+def reserved_vlan_problems(host: str, vlans: Any, clag: Any) -> list[Problem]:
+    """No storage VLAN and no CLAG control VLAN in Cumulus Linux's reserved range 3725-3999, their one home:
+    derive_plan and preflight (preflight_rules.rule_cumulus_reserved_vlans) both call it."""
+    low, high = CUMULUS_RESERVED_VLANS[0], CUMULUS_RESERVED_VLANS[-1]
+    why = (f"is in Cumulus Linux's reserved VLAN range {low}-{high} (switchd.conf resv_vlan_range): ifupdown2 refuses "
+           "it at ifreload and NVUE at apply")
+    problems: list[Problem] = []
+    for index, vlan in enumerate(vlans if isinstance(vlans, list) else []):
+        vid = _as_int(vlan.get("id")) if isinstance(vlan, dict) else None
+        if vid is not None and vid in CUMULUS_RESERVED_VLANS:
+            problems.append(Problem(host, f"storage_fabric_vlans[{index}].id", vlan["id"], why,
+                                    f"use a VLAN id outside {low}-{high} (2-3724 or 4000-4094)"))
+    clag = clag if isinstance(clag, dict) else {}
+    peer = clag.get("peerlink") if isinstance(clag.get("peerlink"), dict) else {}
+    vid = _as_int(peer.get("vlan"))
+    if bool(clag.get("enabled", False)) and vid is not None and vid in CUMULUS_RESERVED_VLANS:
+        problems.append(Problem(host, "storage_fabric_clag.peerlink.vlan", peer["vlan"], why, "use 4094"))
+    return problems
+
+
+def port_speed_problem(host: str, variable: str, speed: Any, allowed: list[int]) -> Problem | None:
+    """A cable's speed_gbps must be one the switch ports are set to (storage_fabric_speeds_gbps, when listed), the
+    one home of this rule: derive_plan and preflight (preflight_rules.rule_port_speed) both call it."""
+    gbps = _as_int(speed)
+    if gbps is None or (allowed and gbps not in allowed):
+        return Problem(host, variable, speed, f"is not a port speed the SN3700V sets ({allowed}): the switch port "
+                       "cannot be set to this speed", "use the cable's speed in Gb/s, list it in "
+                       "storage_fabric_speeds_gbps, or set storage_fabric_port_speed_managed: false")
+    return None
 
 
 def _vlan_for_address(address: Any, vlans: dict[int, dict[str, Any]]) -> int | None:
@@ -267,12 +334,9 @@ def _fabric_ports(
                 vid = pvid if pvid in vlans else next(iter(vlans), 1)
             gbps = None
             if speed_managed:
-                gbps = _as_int(nic.get("speed_gbps"))
-                if gbps is None or (allowed_speeds and gbps not in allowed_speeds):
-                    problems.append(Problem(host, f"{var}.speed_gbps", nic.get("speed_gbps"),
-                                            f"is not a port speed the SN3700V sets ({allowed_speeds})",
-                                            "use the cable's speed in Gb/s, or set storage_fabric_port_speed_managed: false"))
-                    gbps = None
+                bad = port_speed_problem(host, f"{var}.speed_gbps", nic.get("speed_gbps"), allowed_speeds)
+                problems += [bad] if bad else []
+                gbps = None if bad else _as_int(nic.get("speed_gbps"))
             ports[name] = FabricPort(
                 name=name,
                 description=f"{host} {nic.get('name', '')}".strip(),
@@ -322,9 +386,7 @@ def _peerlink(switch: str, settings: dict[str, Any], vlans: dict[int, Any], mtu:
                                     "list the ISL ports, e.g. [swp31, swp32]"))
     vlan = _as_int(peer.get("vlan"))
     if vlan is None or not 2 <= vlan <= 4094 or vlan in vlans:
-        problems.append(Problem(switch, "storage_fabric_clag.peerlink.vlan", peer.get("vlan"),
-                                "must be a VLAN ID 2..4094 that is not a storage VLAN", "use 4094"))
-        vlan = 4094
+        vlan = 4094  # vlan_problems reports it
     sys_mac = str(clag.get("sys_mac", ""))
     if not MAC_RE.match(sys_mac):
         problems.append(Problem(switch, "storage_fabric_clag.sys_mac", clag.get("sys_mac"),
@@ -426,7 +488,9 @@ def derive_plan(switch: str, settings: dict[str, Any]) -> tuple[Plan, list[Probl
         problems.append(Problem(switch, "storage_fabric_method", method, "must be files or nvue",
                                 "files for ifupdown2/FRR files (Cumulus 4.x/5.x), nvue for the NVUE API (5.x)"))
     mtu = _check_mtu(switch, settings.get("port_mtu"), problems)
-    vlans = _check_vlans(switch, settings.get("vlans"), problems)
+    problems += vlan_problems(switch, settings.get("vlans"), settings.get("bridge"), settings.get("clag"))
+    problems += reserved_vlan_problems(switch, settings.get("vlans"), settings.get("clag"))
+    vlans = vlans_by_id(settings.get("vlans"))
     bridge = settings.get("bridge") or {}
     bridge_name = bridge.get("name", "br_default")
     if not isinstance(bridge_name, str) or not BOND_RE.match(bridge_name):
@@ -436,9 +500,6 @@ def derive_plan(switch: str, settings: dict[str, Any]) -> tuple[Plan, list[Probl
         problems.append(Problem(switch, "storage_fabric_bridge.vlan_aware", bridge.get("vlan_aware"),
                                 "the storage fabric uses one VLAN-aware bridge", "set vlan_aware: true"))
     pvid = _as_int(bridge.get("pvid"))
-    if vlans and pvid not in vlans:
-        problems.append(Problem(switch, "storage_fabric_bridge.pvid", bridge.get("pvid"),
-                                f"is not one of storage_fabric_vlans ({sorted(vlans)})", "use the storage VLAN ID"))
     loopback = settings.get("loopback")
     if loopback not in (None, "") and _interface(loopback) is None:
         problems.append(Problem(switch, "sn3700v_loopback", loopback, "is not an address/prefix",

@@ -4,6 +4,9 @@ Pure functions and dataclasses, no I/O. The modules mlnxos_fabric and mlnxos_fac
 
 - check_desired(): checks the inventory-shaped input and returns a normalized DesiredState or a list of
   InputError (option path, value, problem, fix), all of them at once, before anything touches a switch.
+- inventory_problems() and sm_pair_problems(): the QM8700's inventory rules, their one home (one switch's input;
+  the pair's subnet manager design), as Problem rows: library/mlnxos_fabric.py (the role's input check) and
+  preflight (preflight_rules.rule_subnet_manager, rule_hca_ports) both call them.
 - parse_*(): turn the `data` of MLNX-OS JSON API results (the same JSON the CLI prints with `| json-print`)
   into LiveState; read_live_state() reads in two rounds (the second asks `show ib smnode HOST ...` about the SM
   node named after the hostname). Every format is in tests/fixtures/mlnxos (real captures, or constructed from
@@ -21,9 +24,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from ansible.module_utils.inventory_problem import Problem
 
 # QM8700: 40 QSFP56 HDR ports on module 1. A port split in two (module-type qsfp-split-2) becomes 1/N/1 and 1/N/2
 # (HDR100 each: two lanes).
@@ -54,13 +59,24 @@ class InputError:
     problem: str
     fix: str
 
-    def render(self, labels: dict[str, str] | None = None) -> str:
-        option = self.option
-        for name, label in (labels or {}).items():
-            if option == name or option.startswith((name + "[", name + ".")):
-                option = label + option[len(name):]
-                break
-        return f"{option} = {self.value!r}: {self.problem}. Fix: {self.fix}"
+    def render(self, labels: Mapping[str, str] | None = None) -> str:
+        return f"{relabel(self.option, labels)} = {self.value!r}: {self.problem}. Fix: {self.fix}"
+
+
+# The module's options as the inventory names them (roles/qm8700/vars/main.yml, qm8700_input_names).
+INPUT_NAMES: dict[str, str] = {
+    "hostname": "qm8700_hostname", "sm.priority": "qm8700_sm_priority", "sm.role": "qm8700_sm_role",
+    "sm": "qm8700_sm_role/qm8700_sm_priority", "ports": "qm8700_ports", "partitions": "qm8700_partitions",
+    "ntp_servers": "qm8700_ntp_servers", "syslog_servers": "qm8700_syslog_servers",
+}
+
+
+def relabel(option: str, labels: Mapping[str, str] | None) -> str:
+    """A module option path (ports[0].range) under the inventory's name for it (qm8700_ports[0].range)."""
+    for name, label in (labels or {}).items():
+        if option == name or option.startswith((name + "[", name + ".")):
+            return label + option[len(name):]
+    return option
 
 
 @dataclass
@@ -398,29 +414,86 @@ def peers_from_param(peers: list[Any]) -> dict[str, dict[str, Any]]:
     return result
 
 
+def declared_from_inventory(hostvars: Mapping[str, Any], host: str) -> dict[str, Any]:
+    """One switch's inventory variables in the form check_desired takes (roles/qm8700/vars/main.yml's
+    qm8700_declared, the role's defaults for what the inventory leaves out)."""
+    return {"hostname": hostvars.get("qm8700_hostname", host),
+            "sm": {"enabled": True, "priority": hostvars.get("qm8700_sm_priority"),
+                   "role": hostvars.get("qm8700_sm_role")},
+            **{option: hostvars.get(name, []) for option, name in INPUT_NAMES.items()
+               if option in ("ports", "partitions", "ntp_servers", "syslog_servers")}}
+
+
+def inventory_problems(host: str, declared: Mapping[str, Any],
+                       names: Mapping[str, str] | None = None) -> list[Problem]:
+    """One QM8700's inventory rules, their one home (check_desired: hostname, SM priority and role, ports that
+    exist with a speed and split the switch takes, partitions and their pkeys, NTP and syslog addresses), as rows
+    on the inventory's variable names. library/mlnxos_fabric.py (the role's input check) and preflight
+    (rule_hca_ports) both call it."""
+    _, errors = check_desired(dict(declared))
+    labels = INPUT_NAMES if names is None else names
+    return [Problem(host, relabel(e.option, labels), e.value, e.problem, e.fix) for e in errors]
+
+
+def declared_port_count(declared: Mapping[str, Any]) -> int:
+    """The HDR/HDR100 ports a switch's valid qm8700_ports entries give (a split cage gives two)."""
+    state, _ = check_desired({"ports": declared.get("ports")})
+    return sum(len(cage.ports) for cage in state.cages)
+
+
+def sm_pair_problems(switches: Mapping[str, Mapping[str, Any]], group: str = "qm8700") -> list[Problem]:
+    """The subnet's SM design, its one home: exactly one designated master, the others standby, every switch
+    with its own priority and the master's the highest. switches: {name: {"role": .., "priority": ..}} in
+    inventory order. Equal priorities are refused even between two standbys: MLNX-OS (OpenSM) breaks a
+    priority tie by the lower port GUID, so the failover order would depend on the hardware, not the inventory.
+    library/mlnxos_fabric.py (through check_sm_pair) and preflight (rule_subnet_manager) both call it."""
+    out: list[Problem] = []
+    names = list(switches)
+    roles = {n: switches[n].get("role") for n in names}
+    prios = {n: p if isinstance(p := switches[n].get("priority"), int) and not isinstance(p, bool) else None
+             for n in names}
+    masters = [n for n in names if roles[n] == "master"]
+    if not masters:
+        out.append(Problem(group, "qm8700_sm_role", [roles[n] for n in names],
+                           "no QM8700 is subnet manager master: the fabric would have no SM",
+                           "set qm8700_sm_role: master on exactly one switch and standby on the others"))
+    for extra in masters[1:]:
+        out.append(Problem(extra, "qm8700_sm_role", "master",
+                           f"{len(masters)} switches are 'master' ({', '.join(masters)}); exactly one switch of "
+                           "the subnet must be master and the others standby",
+                           "set qm8700_sm_role: master on one switch and standby on the others"))
+    for name in names:
+        if roles[name] not in SM_ROLES:
+            out.append(Problem(name, "qm8700_sm_role", roles[name], "is not master or standby", "set one"))
+    seen: dict[int, str] = {}
+    for name in names:
+        prio = prios[name]
+        if prio is None:
+            continue
+        if prio in seen:
+            out.append(Problem(name, "qm8700_sm_priority", prio,
+                               f"equal to {seen[prio]}'s SM priority: the election would fall to the lower port "
+                               "GUID", "give every switch its own priority, the master the highest"))
+        else:
+            seen[prio] = name
+    if len(masters) == 1 and prios[masters[0]] is not None:
+        master, top = masters[0], prios[masters[0]]
+        higher = [n for n in names if n != master and prios[n] is not None and prios[n] > top]  # type: ignore[operator]
+        if higher:
+            out.append(Problem(master, "qm8700_sm_priority", top,
+                               f"standby {higher[0]}'s {prios[higher[0]]} is not below the master {master}'s {top}: "
+                               "the standby would win the SM election", "give the master the highest priority (e.g. 15)"))
+    return out
+
+
+def pair_line(problem: Problem) -> str:
+    """A sm_pair_problems row as one line of the module's failure, led by the variable."""
+    return f"{problem.variable}: {problem.host} = {problem.value!r}: {problem.problem}. Fix: {problem.fix}"
+
+
 def check_sm_pair(switches: dict[str, dict[str, Any]]) -> list[str]:
-    """Cross-switch rule: exactly one designated master, and it outranks every standby (else the
-    election would hand the subnet to a standby). switches: {name: {"role": .., "priority": ..}}."""
-    problems: list[str] = []
-    masters = sorted(name for name, sw in switches.items() if sw.get("role") == "master")
-    if len(masters) != 1:
-        problems.append(
-            f"qm8700_sm_role: {len(masters)} switches are 'master' ({', '.join(masters) or 'none'}); exactly one "
-            "switch of the subnet must be master and the others standby. Fix: set qm8700_sm_role: master on one "
-            "switch and standby on the others")
-    for name, sw in sorted(switches.items()):
-        if sw.get("role") not in SM_ROLES:
-            problems.append(f"{name}: qm8700_sm_role = {sw.get('role')!r} is not master or standby. Fix: set one")
-    if len(masters) == 1:
-        master = masters[0]
-        top = switches[master].get("priority")
-        for name, sw in sorted(switches.items()):
-            if name != master and isinstance(top, int) and isinstance(sw.get("priority"), int) \
-                    and sw["priority"] >= top:
-                problems.append(
-                    f"{name}: qm8700_sm_priority = {sw['priority']} is not below the master {master}'s {top}; the "
-                    "subnet would elect the wrong SM. Fix: give the master the highest priority")
-    return problems
+    """sm_pair_problems as the module's failure lines."""
+    return [pair_line(p) for p in sm_pair_problems(switches)]
 
 
 # ---------------------------------------------------------------- parsing

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeGuard
 
-from ansible.module_utils import dgx_nfs, dgx_ngc
+from ansible.module_utils import cumulus_fabric, dgx_nfs, dgx_ngc, mlnxos_fabric
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
@@ -82,7 +82,6 @@ class Settings:
 
     l2_overhead_bytes: int = 18
     sizing_gpus_per_f800_node: int = 8
-    qm8700_port_count: int = 40
 
 
 @dataclass
@@ -475,7 +474,8 @@ def _switch_side_ports(site: Site, clag: Any, breakouts: Any, breakouts_label: s
 
 
 def rule_port_speed(site: Site) -> list[Problem]:
-    """Warn when a cable's speed is not one the site's switches are configured for (when the role sets speeds)."""
+    """Warn when a cable's speed is not one the site's switches are configured for (when the role sets speeds):
+    cumulus_fabric.port_speed_problem, which the role's plan refuses on."""
     out: list[Problem] = []
     speeds, _ = site.cluster("storage_fabric_speeds_gbps", "sn3700v")
     managed, _ = site.cluster("storage_fabric_port_speed_managed", "sn3700v")
@@ -484,55 +484,37 @@ def rule_port_speed(site: Site) -> list[Problem]:
     for group in ("dgx", "powerscale"):
         for host in site.hosts(group):
             for pos, nic in nics(site, host):
-                speed = nic.get("speed_gbps")
-                if is_int(speed) and speed not in speeds:
-                    out.append(Problem(host, f"storage_nics[{pos}].speed_gbps", speed,
-                                       f"is not in storage_fabric_speeds_gbps {speeds}: the switch port cannot be set "
-                                       "to this speed", "correct the speed, or list it in storage_fabric_speeds_gbps",
-                                       WARNING))
+                bad = (cumulus_fabric.port_speed_problem(host, f"storage_nics[{pos}].speed_gbps", nic["speed_gbps"],
+                                                         [s for s in speeds if is_int(s)])
+                       if is_int(nic.get("speed_gbps")) else None)  # the schema reports a missing or odd speed
+                if bad:
+                    out.append(replace(bad, severity=WARNING))
     return out
 
 
 # ---------------------------------------------------------------------------------------------- VLANs, CLAG
 
 
-def rule_vlans(site: Site) -> list[Problem]:
-    """VLAN ids and names unique; the bridge PVID is a storage VLAN; the peerlink VLAN is not one; the storage
-    subnet is the subnet of a storage VLAN."""
+def _switch_rows(site: Site, problems: Iterable[Problem]) -> list[Problem]:
+    """A cumulus_fabric function's rows on cluster-wide sn3700v variables, labelled where the variable is set,
+    less those on a path rule_schema reports already (beside_schema)."""
     out: list[Problem] = []
-    vlans, label = site.cluster("storage_fabric_vlans", "sn3700v")
-    ids: dict[Any, int] = {}
-    names: dict[Any, int] = {}
-    subnets = []
-    for pos, vlan in enumerate(as_list(vlans)):
-        if not isinstance(vlan, Mapping):
-            continue
-        vid, name = vlan.get("id"), vlan.get("name")
-        if is_int(vid) and vid in ids:
-            out.append(Problem(label, f"storage_fabric_vlans[{pos}].id", vid,
-                               f"duplicate VLAN id (storage_fabric_vlans[{ids[vid]}] has it too)",
-                               "give each VLAN its own id"))
-        elif is_int(vid):
-            ids[vid] = pos
-        if isinstance(name, str) and name in names:
-            out.append(Problem(label, f"storage_fabric_vlans[{pos}].name", name,
-                               f"duplicate VLAN name (storage_fabric_vlans[{names[name]}] has it too)",
-                               "give each VLAN its own name"))
-        elif isinstance(name, str):
-            names[name] = pos
-        if network(vlan.get("subnet")) is not None:
-            subnets.append(network(vlan.get("subnet")))
-    bridge, bridge_label = site.cluster("storage_fabric_bridge", "sn3700v")
-    pvid = as_dict(bridge).get("pvid")
-    if ids and is_int(pvid) and pvid not in ids:
-        out.append(Problem(bridge_label, "storage_fabric_bridge.pvid", pvid, "is not a VLAN of storage_fabric_vlans",
-                           f"use one of {sorted(ids)}"))
-    clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
-    peer_vlan = as_dict(as_dict(clag).get("peerlink")).get("vlan")
-    if as_dict(clag).get("enabled") and is_int(peer_vlan) and peer_vlan in ids:
-        out.append(Problem(clag_label, "storage_fabric_clag.peerlink.vlan", peer_vlan,
-                           "is also a storage VLAN: the CLAG control VLAN must be its own",
-                           "use a VLAN id no storage VLAN uses (4094 is customary)"))
+    for p in problems:
+        name = re.split(r"[.\[]", p.variable, maxsplit=1)[0]
+        value, label = site.cluster(name, "sn3700v")
+        out += beside_schema(name, value, [replace(p, host=label)])
+    return out
+
+
+def rule_vlans(site: Site) -> list[Problem]:
+    """The storage VLANs (cumulus_fabric.vlan_problems: the role's plan calls the same function: IDs and names
+    unique, the bridge PVID a storage VLAN, the peerlink VLAN not one), and what spans features: storage_subnet,
+    which the DGX and PowerScale NICs use too, is the subnet of a storage VLAN."""
+    vlans, _ = site.cluster("storage_fabric_vlans", "sn3700v")
+    out = _switch_rows(site, cumulus_fabric.vlan_problems(
+        "sn3700v", vlans, site.cluster("storage_fabric_bridge", "sn3700v")[0],
+        site.cluster("storage_fabric_clag", "sn3700v")[0])) if site.hosts("sn3700v") else []
+    subnets = [n for vlan in as_list(vlans) if (n := network(as_dict(vlan).get("subnet"))) is not None]
     subnet_value, subnet_label = site.cluster("storage_subnet", "sn3700v")
     subnet = network(subnet_value)
     if subnet is not None and subnets and subnet not in subnets:
@@ -542,31 +524,14 @@ def rule_vlans(site: Site) -> list[Problem]:
     return out
 
 
-# Cumulus Linux reserves VLANs 3725-3999 for internal use (switchd.conf resv_vlan_range); ifupdown2 refuses a bridge
-# VLAN inside it at ifreload: "reserved vlan 3725 being used (reserved vlan range 3725-3999)" (ifupdown2's
-# tests/test_l2.py, test_bridge8_reserved_vlans; tests/fixtures/cumulus/real/SOURCES).
-CUMULUS_RESERVED_VLANS = range(3725, 4000)
-
-
 def rule_cumulus_reserved_vlans(site: Site) -> list[Problem]:
-    """No storage VLAN, bridge PVID or CLAG control VLAN in Cumulus Linux's reserved range 3725-3999."""
+    """No storage VLAN or CLAG control VLAN in Cumulus Linux's reserved range 3725-3999
+    (cumulus_fabric.reserved_vlan_problems: the role's plan calls the same function)."""
     if not site.hosts("sn3700v"):
         return []
-    out: list[Problem] = []
-    low, high = CUMULUS_RESERVED_VLANS[0], CUMULUS_RESERVED_VLANS[-1]
-    why = (f"is in Cumulus Linux's reserved VLAN range {low}-{high} (switchd.conf resv_vlan_range): ifupdown2 refuses "
-           "it at ifreload and NVUE at apply")
-    vlans, label = site.cluster("storage_fabric_vlans", "sn3700v")
-    for pos, vlan in enumerate(as_list(vlans)):
-        vid = as_dict(vlan).get("id")
-        if is_int(vid) and vid in CUMULUS_RESERVED_VLANS:
-            out.append(Problem(label, f"storage_fabric_vlans[{pos}].id", vid, why,
-                               f"use a VLAN id outside {low}-{high} (2-3724 or 4000-4094)"))
-    clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
-    peer_vlan = as_dict(as_dict(clag).get("peerlink")).get("vlan")
-    if as_dict(clag).get("enabled") and is_int(peer_vlan) and peer_vlan in CUMULUS_RESERVED_VLANS:
-        out.append(Problem(clag_label, "storage_fabric_clag.peerlink.vlan", peer_vlan, why, "use 4094"))
-    return out
+    return _switch_rows(site, cumulus_fabric.reserved_vlan_problems(
+        "sn3700v", site.cluster("storage_fabric_vlans", "sn3700v")[0],
+        site.cluster("storage_fabric_clag", "sn3700v")[0]))
 
 
 def rule_forced_speed_fec(site: Site) -> list[Problem]:
@@ -719,67 +684,38 @@ def rule_clag(site: Site) -> list[Problem]:
 
 
 def rule_subnet_manager(site: Site) -> list[Problem]:
-    """Exactly one QM8700 is SM master, the others standby, with distinct priorities, the master's highest."""
-    out: list[Problem] = []
+    """The pair's SM design (mlnxos_fabric.sm_pair_problems: the role's input check calls the same function):
+    exactly one QM8700 is SM master, the others standby, with distinct priorities, the master's highest."""
     switches = site.hosts("qm8700")
     if not switches:
-        return out
-    roles = {s: site.var(s, "qm8700_sm_role") for s in switches}
-    prios = {s: site.var(s, "qm8700_sm_priority") for s in switches}
-    masters = [s for s in switches if roles[s] == "master"]
-    if not masters:
-        out.append(Problem("qm8700", "qm8700_sm_role", [roles[s] for s in switches],
-                           "no QM8700 is subnet manager master: the fabric would have no SM",
-                           "set qm8700_sm_role: master on exactly one switch"))
-    for extra in masters[1:]:
-        out.append(Problem(extra, "qm8700_sm_role", "master", f"second SM master ({masters[0]} is master too)",
-                           "set qm8700_sm_role: standby on every switch but one"))
-    seen: dict[int, str] = {}
-    for switch in switches:
-        prio = prios[switch]
-        if not is_int(prio):
+        return []
+    peers = {s: {"role": site.var(s, "qm8700_sm_role"), "priority": site.var(s, "qm8700_sm_priority")}
+             for s in switches}
+    out: list[Problem] = []
+    for p in mlnxos_fabric.sm_pair_problems(peers):
+        if p.host not in switches:
+            out.append(p)
             continue
-        if prio in seen:
-            out.append(Problem(switch, "qm8700_sm_priority", prio, f"equal to {seen[prio]}'s SM priority",
-                               "give every switch its own priority, the master the highest"))
-        else:
-            seen[prio] = switch
-    if len(masters) == 1 and is_int(prios[masters[0]]):
-        higher = [s for s in switches if s != masters[0] and is_int(prios[s]) and prios[s] > prios[masters[0]]]
-        if higher:
-            out.append(Problem(masters[0], "qm8700_sm_priority", prios[masters[0]],
-                               f"is lower than standby {higher[0]}'s {prios[higher[0]]}: the standby would win the "
-                               "SM election", "give the master the highest priority (e.g. 15)"))
+        value = site.var(p.host, p.variable, MISSING)
+        if value is not MISSING:
+            out += beside_schema(p.variable, value, [replace(p, host=site.label(p.host, p.variable))])
     return out
 
 
-def qm8700_port_count(ports: Any, cages: int = 40) -> tuple[int, list[tuple[int, str]]]:
-    """Usable ports of a qm8700_ports list (a split cage gives two HDR100 ports), and the indexes of
-    out-of-range entries. A QM8700 has 40 QSFP56 cages."""
-    total, bad = 0, []
-    for pos, entry in enumerate(as_list(ports)):
-        match = re.fullmatch(r"1/(\d{1,2})(?:-1/(\d{1,2}))?", str(as_dict(entry).get("range", "")))
-        if not match:
-            continue
-        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
-        if not 1 <= low <= high <= cages:
-            bad.append((pos, f"must be 1/N or 1/N-1/M with 1 <= N <= M <= {cages} (a QM8700 has {cages} ports)"))
-            continue
-        total += (high - low + 1) * (2 if str(as_dict(entry).get("split")) == "2" else 1)
-    return total, bad
-
-
 def rule_hca_ports(site: Site) -> list[Problem]:
-    """The QM8700 pair has at least one HDR port per DGX HCA; port ranges exist on the switch."""
+    """Each QM8700's own input (mlnxos_fabric.inventory_problems: the role's input check calls the same
+    function: ports that exist, speeds, splits, partitions, pkeys, NTP and syslog addresses), and what spans
+    features: the QM8700 switches have at least one HDR port per DGX HCA."""
     out: list[Problem] = []
     capacity = 0
     for switch in site.hosts("qm8700"):
-        count, bad = qm8700_port_count(site.var(switch, "qm8700_ports"), site.settings.qm8700_port_count)
-        capacity += count
-        label = site.label(switch, "qm8700_ports")
-        for pos, why in bad:
-            out.append(Problem(label, f"qm8700_ports[{pos}].range", site.var(switch, "qm8700_ports")[pos].get("range"),
-                               why, "use the switch's real port numbers"))
+        declared = mlnxos_fabric.declared_from_inventory(site.hostvars.get(switch, {}), switch)
+        capacity += mlnxos_fabric.declared_port_count(declared)
+        for p in mlnxos_fabric.inventory_problems(switch, declared):
+            name = re.split(r"[.\[]", p.variable, maxsplit=1)[0]
+            value = site.var(switch, name, MISSING)
+            if value is not MISSING:
+                out += beside_schema(name, value, [replace(p, host=site.label(switch, name))])
     hcas = sum(as_dict(dgx_model(site, h)).get("hcas", 0) for h in site.hosts("dgx")
                if is_int(as_dict(dgx_model(site, h)).get("hcas", 0)))
     if site.hosts("qm8700") and hcas > capacity:
