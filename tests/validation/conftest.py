@@ -5,8 +5,11 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +23,18 @@ ROOT = Path(__file__).resolve().parents[2]
 FIX = Path(__file__).resolve().parent / "fixtures"
 NODES = ["dgx01", "dgx02", "dgx03", "dgx04"]
 ADDR = {n: f"198.51.100.1{i}" for i, n in enumerate(NODES, start=1)}
+
+
+def play_on_this_machine(tmp_path: Path, play: list[dict]) -> list[dict]:
+    """A play run by ansible-playbook against this machine as the node (connection local, this Python), with the
+    project's ansible.cfg: its tasks as the json callback reports them."""
+    book = tmp_path / f"play-{len(list(tmp_path.glob('play-*.yml')))}.yml"
+    book.write_text(json.dumps(play))
+    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")}
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", "-c", "local",
+                           "-e", f"ansible_python_interpreter={sys.executable}", str(book)],
+                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=120, check=False)
+    return [{"rc": proc.returncode, **task} for task in json.loads(proc.stdout)["plays"][0]["tasks"]]
 
 
 def fixture_text(rel: str) -> str:

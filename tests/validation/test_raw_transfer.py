@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import json
-import os
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, play_on_this_machine
 
 COMMON = ROOT / "validation" / "runners" / "common.py"
 BIN = Path(sys.executable).parent
@@ -37,15 +34,8 @@ def _bring(tmp_path: Path, src: Path, raw: Path, arcroot: str, reroute: list[str
         **({"validate_raw_remove": remove} if remove else {})},
         "tasks": [{"ansible.builtin.set_fact": {"validate_run": {"dir": str(raw.parent)}}},
                   {"ansible.builtin.include_tasks": str(ROOT / "roles/validate/tasks/bring_raw.yml")}]}]
-    book = tmp_path / "bring.yml"
-    book.write_text(json.dumps(play))
-    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")}
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                           "-e", f"ansible_python_interpreter={sys.executable}", str(book)],
-                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=120, check=False)
-    out = json.loads(proc.stdout)
-    tasks = out["plays"][0]["tasks"]
-    return {"rc": proc.returncode, "result": tasks[-1]["hosts"]["localhost"]}
+    tasks = play_on_this_machine(tmp_path, play)
+    return {"rc": tasks[-1]["rc"], "result": tasks[-1]["hosts"]["localhost"]}
 
 
 def test_one_command_brings_every_file_under_its_stage_and_reroutes_sysinfo(tmp_path):

@@ -5,16 +5,13 @@ byte for byte, mode 0755, and an archive that is not plain top-level files is re
 from __future__ import annotations
 
 import io
-import json
-import os
 import stat
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, play_on_this_machine
 
 BIN = Path(sys.executable).parent
 RUNNERS = sorted((ROOT / "validation" / "runners").glob("*.py"))
@@ -25,15 +22,9 @@ def _install(tmp_path: Path, archive: Path, dest: Path) -> dict:
     play = [{"hosts": "localhost", "gather_facts": False, "vars": {"validate_runners_dir": str(dest)},
              "tasks": [{"ansible.builtin.set_fact": {"validate_run": {"dir": str(archive.parent)}}},
                        {"ansible.builtin.include_tasks": str(ROOT / "roles/validate/tasks/node.yml")}]}]
-    book = tmp_path / "install.yml"
-    book.write_text(json.dumps(play))
-    env = {**os.environ, "ANSIBLE_STDOUT_CALLBACK": "json", "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")}
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local",
-                           "-e", f"ansible_python_interpreter={sys.executable}", str(book)],
-                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=120, check=False)
-    tasks = json.loads(proc.stdout)["plays"][0]["tasks"]
+    tasks = play_on_this_machine(tmp_path, play)
     done = [t for t in tasks if t["task"]["name"].startswith("Validate | install the runners")]
-    return {"rc": proc.returncode, "result": done[0]["hosts"]["localhost"] if done else None}
+    return {"rc": tasks[0]["rc"], "result": done[0]["hosts"]["localhost"] if done else None}
 
 
 def _pack(path: Path, members: dict[str, bytes], link: str = "") -> Path:
