@@ -8,6 +8,7 @@ there. Where a file module call, a transfer and an unarchive module call took tw
 
 from __future__ import annotations
 
+import io
 import shlex
 import tarfile
 from pathlib import Path
@@ -16,9 +17,10 @@ from typing import Any
 from ansible.plugins.action import ActionBase
 
 
-def archive_names(path: Path) -> list[str]:
-    """The names in the runners' archive; refused (ValueError) when one is not a plain file at the top level."""
-    with tarfile.open(path) as tar:
+def archive_names(data: bytes, path: Path) -> list[str]:
+    """The names in the runners' archive (data, read from path); refused (ValueError) when one is not a plain file at
+    the top level."""
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         members = tar.getmembers()
     bad = [m.name for m in members if not m.isfile() or "/" in m.name or m.name.startswith(".")]
     if bad or not members:
@@ -45,8 +47,8 @@ class ActionModule(ActionBase):
             return {**result, "failed": True, "msg": f"runners_install needs {', '.join(missing)}"}
         src, dest = Path(str(args["src"])), str(args["dest"])
         try:
-            names = archive_names(src)
-            data = src.read_bytes()
+            data = src.read_bytes()  # read once: the bytes checked are the bytes sent
+            names = archive_names(data, src)
         except (OSError, tarfile.TarError, ValueError) as exc:
             return {**result, "failed": True, "msg": f"the runners' archive cannot be sent to {host}: {exc}"}
         cmd = install_command(dest)
