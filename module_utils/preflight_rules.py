@@ -1230,6 +1230,17 @@ def rule_acceptance(site: Site) -> list[Problem]:
         out.append(Problem(nccl_label, "validation_nccl.judge_min_bytes", nccl["judge_min_bytes"],
                            f"is above max_bytes {nccl['max_bytes']}: no message size would be judged",
                            "set judge_min_bytes <= max_bytes"))
+    per_process = nccl.get("gpus_per_process", 1)
+    if is_int(per_process) and per_process > 0:
+        for host in site.hosts("dgx"):
+            ranks = nccl.get("procs_per_node")
+            ranks = ranks if is_int(ranks) else as_dict(dgx_model(site, host)).get("gpus")
+            if is_int(ranks) and ranks % per_process:
+                out.append(Problem(nccl_label, "validation_nccl.gpus_per_process", per_process,
+                                   f"does not divide the {ranks} ranks of {host} (procs_per_node "
+                                   f"{nccl.get('procs_per_node')}): every process must drive as many ranks",
+                                   f"use a divisor of {ranks} (1 is one process per rank)"))
+                break
     ddp, ddp_label = site.cluster("validation_ddp", "dgx")
     ddp = as_dict(ddp)
     if as_dict(stages.get("ddp")).get("enabled") is True and ddp.get("runtime") in ("docker", "pyxis") \

@@ -448,6 +448,7 @@ VALIDATION_NCCL = Dict(fields={
     "launcher": Field(Enum(choices=("auto", "srun", "mpirun", "gloo"))),
     "container_image": Field(Str(nonempty=False)),
     "procs_per_node": Field(OneOf(options=(Int(1, 64), AUTO))),
+    "gpus_per_process": Field(Int(1, 64), required=False),
     "min_bytes": Field(Int(1)),
     "max_bytes": Field(Int(1)),
     "iters": Field(Int(1)),

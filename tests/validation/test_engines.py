@@ -330,6 +330,31 @@ def test_the_stand_in_under_mpirun_one_launch_every_repeat_through_the_engines_o
     assert (case / "r2.log").read_text() == "[1,0]<stdout>:# stand-in repeat 2 of 2\n[1,0]<stdout>:# table 2\n"
 
 
+def test_ranks_per_process_start_fewer_processes_with_the_same_ranks(tmp_path):
+    """--gpus-per-process 2 is all_reduce_perf -g 2: srun starts one task per node, each driving both ranks (the
+    stand-in's --devices 2), and the case still expects every rank."""
+    env = fake_engine(tmp_path, "srun", "exit 0")
+    meta = run_nccl(tmp_path, env, "--launcher", "srun", "--standin", "--rdzv-endpoint", "203.0.113.11:29400",
+                    "--gpus-per-process", "2")
+    cmd = meta["command"]
+    assert "--ntasks-per-node=1" in cmd and meta["expected_ranks"] == 4
+    program = cmd[cmd.index("--time=2") + 1:]
+    assert program[program.index("--devices") + 1] == "2"
+    env = fake_engine(tmp_path, "mpirun", "exit 0")
+    meta = run_nccl(tmp_path, env, "--launcher", "mpirun", "--gpus-per-process", "2")
+    cmd = meta["command"]
+    assert cmd[cmd.index("-np") + 1] == "2" and cmd[cmd.index("-H") + 1] == "203.0.113.11:1,203.0.113.12:1"
+    assert cmd[cmd.index("-g") + 1] == "2" and meta["expected_ranks"] == 4
+
+
+def test_ranks_per_process_must_divide_the_ranks_of_a_node(tmp_path):
+    env = fake_engine(tmp_path, "srun", "exit 0")
+    with pytest.raises(subprocess.CalledProcessError) as err:
+        run_nccl(tmp_path, env, "--launcher", "srun", "--gpus-per-process", "3")
+    assert "--gpus-per-process 3 must divide --gpus-per-node 2" in err.value.stderr
+    assert not (tmp_path / "argv").exists()                  # refused before anything was launched
+
+
 def test_the_stand_in_under_an_engine_needs_the_store_address(tmp_path):
     env = fake_engine(tmp_path, "srun", "exit 0")
     with pytest.raises(subprocess.CalledProcessError) as err:

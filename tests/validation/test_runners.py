@@ -32,6 +32,7 @@ def load(name: str):
 
 def nccl_args(**kw) -> argparse.Namespace:
     base = dict(case="all", kind="all", nodes="dgx01,dgx02", addrs="203.0.113.11,203.0.113.12", gpus_per_node=8,
+                gpus_per_process=1,
                 launcher="mpirun", bin="/opt/nccl-tests/build/all_reduce_perf", min_bytes=33554432,
                 max_bytes=8589934592, iters=20, warmup=5, repeats=5, ib_hca="mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_6,"
                 "mlx5_7,mlx5_8,mlx5_9", env=["NCCL_DEBUG=WARN"], mpirun_arg=None, srun_arg=None,

@@ -82,7 +82,13 @@ def standin_args(args: argparse.Namespace, *, to_stdout: bool) -> list[str]:
     here = os.path.dirname(os.path.abspath(__file__))
     return [args.python, os.path.join(here, "gloo_allreduce.py"), "--min-bytes", str(args.min_bytes),
             "--max-bytes", str(args.max_bytes), "--iters", str(args.iters), "--warmup", str(args.warmup),
-            "--repeats", str(args.repeats), "--out-dir", args.out_dir, *(["--stdout"] if to_stdout else [])]
+            "--repeats", str(args.repeats), "--devices", str(args.gpus_per_process), "--out-dir", args.out_dir,
+            *(["--stdout"] if to_stdout else [])]
+
+
+def procs_per_node(args: argparse.Namespace) -> int:
+    """Processes per node: the node's ranks (GPUs) over the ranks each process drives (-g)."""
+    return args.gpus_per_node // args.gpus_per_process
 
 
 def launch_spec(args: argparse.Namespace, env: dict[str, str]) -> LaunchSpec:
@@ -93,7 +99,7 @@ def launch_spec(args: argparse.Namespace, env: dict[str, str]) -> LaunchSpec:
     addrs = (args.addrs or args.nodes).split(",")
     image = enroot_uri(args.container_image) if args.container_image else ""
     return LaunchSpec(engine=args.launcher, nodes=tuple(hostnames), addrs=tuple(addrs) if len(addrs) == len(nodes)
-                      else tuple(nodes), procs_per_node=args.gpus_per_node,
+                      else tuple(nodes), procs_per_node=procs_per_node(args),
                       gpus_per_node=0 if args.standin else args.gpus_per_node,
                       time_limit_s=args.timeout * (args.repeats if args.standin else 1),
                       job_name=job_name("nccl", args.case), export=tuple(sorted(env)), partition=args.partition,
@@ -111,7 +117,7 @@ def build_command(args: argparse.Namespace, env: dict[str, str]) -> list[str]:
             raise SystemExit("the stand-in needs a launcher that starts ranks (gloo, srun or mpirun), not direct")
         return perf_args(args, args.gpus_per_node)
     if args.launcher in ("mpirun", "srun"):
-        program = standin_args(args, to_stdout=True) if args.standin else perf_args(args, 1)
+        program = standin_args(args, to_stdout=True) if args.standin else perf_args(args, args.gpus_per_process)
         return launch_command(launch_spec(args, env), program)
     # gloo stand-in: this node's worker processes, rendezvous through torch.distributed's env:// TCP store at
     # the first node (no torchrun agent: one torch import less per node, which counts in a TCG VM)
@@ -146,7 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--addrs", help="addresses for mpirun -H, same order as --nodes")
     p.add_argument("--node-hostnames", help="hostnames the nodes report (default: --nodes)")
     p.add_argument("--this-node", help="inventory name of the node running this (gloo)")
-    p.add_argument("--gpus-per-node", type=int, required=True, help="ranks per node (GPUs, or gloo processes)")
+    p.add_argument("--gpus-per-node", type=int, required=True, help="ranks per node (GPUs, or gloo ranks)")
+    p.add_argument("--gpus-per-process", type=int, default=1,
+                   help="ranks each process drives (all_reduce_perf -g; the stand-in's threads): mpirun, srun and "
+                        "gloo start gpus-per-node / gpus-per-process processes per node")
     p.add_argument("--launcher", choices=["direct", "mpirun", "srun", "gloo"], required=True)
     p.add_argument("--bin", default="all_reduce_perf")
     p.add_argument("--min-bytes", type=int, default=8)
@@ -172,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     nodes = args.nodes.split(",")
+    if args.gpus_per_process < 1 or args.gpus_per_node % args.gpus_per_process:
+        raise SystemExit(f"--gpus-per-process {args.gpus_per_process} must divide --gpus-per-node "
+                         f"{args.gpus_per_node}: every process drives the same number of ranks")
     env = nccl_env(args)
     if args.standin and args.launcher in ("srun", "mpirun"):
         # the stand-in's env:// rendezvous: every rank gets the store's address through the engine, with the
@@ -198,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         full_env.setdefault("OMP_NUM_THREADS", "1")
         log = os.path.join(args.out_dir, f"workers-{args.this_node or launcher_node}.log")
         result = run_env_workers(cmd, nodes=nodes, this_node=args.this_node or launcher_node,
-                                 procs_per_node=args.gpus_per_node,
+                                 procs_per_node=procs_per_node(args),
                                  endpoint=args.rdzv_endpoint or "127.0.0.1:29400", env=full_env, log=log,
                                  timeout_s=args.timeout * args.repeats)
         samples = [dict(result, file=f"r{k}.log", finished=now(), console=os.path.basename(log))
