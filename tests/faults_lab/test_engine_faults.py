@@ -124,7 +124,9 @@ def test_slurm_rank_killed_mid_run_fails_the_case_and_ends_the_step(converged, t
 
 def test_slurm_allocation_that_cannot_be_satisfied_fails_with_slurms_reason(converged, tmp_path):
     cpus = int(must("dgx01", "nproc").strip())
-    nccl = {**LAB["validation_nccl"], "procs_per_node": cpus * 2}
+    # twice as many processes per node as the node has CPUs (each process drives gpus_per_process ranks)
+    per_process = LAB["validation_nccl"].get("gpus_per_process", 1)
+    nccl = {**LAB["validation_nccl"], "procs_per_node": cpus * 2 * per_process}
     rc, out, elapsed = run(tmp_path, "playbooks/validate.yml", *SLURM, *VALIDATE_FAST, *stages("nccl"),
                            "-e", json.dumps({"validation_nccl": nccl}), bound_s=BOUND_S["unsatisfiable"])
     report = report_of(out)
