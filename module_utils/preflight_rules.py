@@ -12,13 +12,12 @@ case in tests/preflight/. `evaluate(site)` runs them all; module_utils/inventory
 from __future__ import annotations
 
 import ipaddress
-import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeGuard
 
-from ansible.module_utils import cumulus_fabric, dgx_nfs, dgx_ngc, mlnxos_fabric
+from ansible.module_utils import cumulus_fabric, dgx_nfs, dgx_ngc, mlnxos_fabric, powerscale_inventory
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
@@ -831,43 +830,27 @@ def rule_sizing(site: Site) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------- exports
 
 
-def rule_exports(site: Site) -> list[Problem]:
-    """Export paths unique; no group root (GID 0 is wheel on OneFS); quotas sit inside an export and their
-    thresholds are ordered."""
+def _powerscale_rows(site: Site, *parts: str) -> list[Problem]:
+    """PowerScale's own rules (powerscale_inventory.inventory_problems: the role's input check calls the same
+    function) on the cluster's values, each row on where its variable is set, less what the schema reports."""
+    value = {name: site.cluster(name, "powerscale") for name in
+             (powerscale_inventory.EXPORTS, powerscale_inventory.QUOTAS, powerscale_inventory.SMARTCONNECT)}
+    derived = [n.get("address") for h in site.hosts("dgx") for _, n in nics(site, h) if n.get("address")]
+    found = powerscale_inventory.inventory_problems(
+        "powerscale", value[powerscale_inventory.EXPORTS][0], value[powerscale_inventory.QUOTAS][0],
+        value[powerscale_inventory.SMARTCONNECT][0], derived, parts)
     out: list[Problem] = []
-    entries, label = exports(site)
-    seen: dict[str, int] = {}
-    for pos, export in entries:
-        path = export.get("path")
-        if isinstance(path, str) and path.rstrip("/") in seen:
-            out.append(Problem(label, f"powerscale_exports[{pos}].path", path,
-                               f"duplicate export path (powerscale_exports[{seen[path.rstrip('/')]}] has it too)",
-                               "declare each export once (clients can be a list)"))
-        elif isinstance(path, str):
-            seen[path.rstrip("/")] = pos
-        if export.get("group") == "root":
-            out.append(Problem(label, f"powerscale_exports[{pos}].group", "root",
-                               "names no group on OneFS: GID 0 is the group wheel there, so the directory's group "
-                               "would never settle", "set group: wheel (or GID:0)"))
-    quotas, qlabel = site.cluster("powerscale_quotas", "powerscale")
-    for pos, quota in enumerate(as_list(quotas)):
-        if not isinstance(quota, Mapping) or not isinstance(quota.get("path"), str):
-            continue
-        qpath = quota["path"].rstrip("/")
-        if not any(qpath == p or qpath.startswith(p + "/") for p in seen):
-            out.append(Problem(qlabel, f"powerscale_quotas[{pos}].path", quota["path"], "is not inside any export",
-                               f"use a path under one of: {', '.join(seen)}"))
-        limits = as_dict(quota.get("thresholds"))
-        order = [(k, value) for k in ("advisory", "soft", "hard") if is_int(value := limits.get(k))]
-        for (low_k, low), (high_k, high) in itertools.pairwise(order):
-            if low > high:
-                out.append(Problem(qlabel, f"powerscale_quotas[{pos}].thresholds.{low_k}", low,
-                                   f"is above the {high_k} threshold {high}", "order them advisory <= soft <= hard"))
-        if is_int(limits.get("soft")) and not is_int(limits.get("soft_grace_s")):
-            out.append(Problem(qlabel, f"powerscale_quotas[{pos}].thresholds.soft_grace_s",
-                               limits.get("soft_grace_s", MISSING), "a soft threshold needs a grace period",
-                               "set soft_grace_s (seconds), e.g. 604800 for a week"))
+    for name, (var_value, label) in value.items():
+        mine = [replace(p, host=label) for p in found if root_name(p.variable) == name]
+        out += beside_schema(name, var_value, mine)
     return out
+
+
+def rule_exports(site: Site) -> list[Problem]:
+    """The exports' and quotas' own rules (powerscale_inventory, parts exports and quotas): export paths unique
+    under /ifs, their fields, no group root (GID 0 is wheel on OneFS); quotas inside an export, their thresholds
+    ordered advisory <= soft <= hard and a soft one with a grace period."""
+    return _powerscale_rows(site, "exports", "quotas")
 
 
 def client_covers(client: Any, host: str, addresses: list[Any], site: Site) -> bool:
@@ -905,38 +888,12 @@ def rule_export_clients(site: Site) -> list[Problem]:
     return out
 
 
-WORLD_CLIENTS = frozenset({"*", "0.0.0.0/0", "::/0"})
-ROOT_USERS = frozenset({"root", "uid:0", "0"})
-EXPORT_CLIENT_LISTS = ("clients", "root_clients", "read_only_clients", "read_write_clients")
-
-
 def rule_export_exposure(site: Site) -> list[Problem]:
-    """Exports are client-restricted and root-squashed unless the export says otherwise in so many words: a
-    client that is every host needs open_to_all_clients: true, map_root: root needs no_root_squash: true; an
-    export that would list no client at all (none given, no DGX storage address to derive them from) is open
-    to every host on OneFS and is refused outright."""
-    out: list[Problem] = []
-    entries, label = exports(site)
-    derived = [n.get("address") for h in site.hosts("dgx") for _, n in nics(site, h) if n.get("address")]
-    for pos, export in entries:
-        lists = {k: as_list(export.get(k)) for k in EXPORT_CLIENT_LISTS}
-        world = [(k, c) for k, cs in lists.items() for c in cs if str(c).strip().lower() in WORLD_CLIENTS]
-        if world and export.get("open_to_all_clients") is not True:
-            key, client = world[0]
-            out.append(Problem(label, f"powerscale_exports[{pos}].{key}", client,
-                               "lets every host mount the export", "list the storage subnet or the DGX storage "
-                               "addresses, or set open_to_all_clients: true on this export if that is intended"))
-        if not any(lists.values()) and not derived:
-            out.append(Problem(label, f"powerscale_exports[{pos}].clients", lists["clients"],
-                               "no clients and no DGX storage address to derive them from: OneFS would let every "
-                               "host mount the export", "list the clients, or give the dgx hosts storage_nics"))
-        root = export.get("map_root")
-        if isinstance(root, str) and root.strip().lower() in ROOT_USERS and export.get("no_root_squash") is not True:
-            out.append(Problem(label, f"powerscale_exports[{pos}].map_root", root,
-                               "maps root to root: no root squash for any client",
-                               "keep map_root: nobody (list root_clients for hosts that need root), or set "
-                               "no_root_squash: true on this export if that is intended"))
-    return out
+    """Exports are client-restricted and root-squashed unless the export says otherwise in so many words
+    (powerscale_inventory, part exposure: every host as a client needs open_to_all_clients: true, map_root: root
+    needs no_root_squash: true), and an export that would list no client at all (none given, no DGX storage
+    address to derive them from) is open to every host on OneFS and is refused outright."""
+    return _powerscale_rows(site, "exposure")
 
 
 # ---------------------------------------------------------------------------------------------- NFS mounts
@@ -1045,9 +1002,11 @@ def rule_server_mapping(site: Site) -> list[Problem]:
 
 
 def rule_smartconnect(site: Site) -> list[Problem]:
-    """When SmartConnect is on: its addresses live in the storage subnet, ranges are well formed, its
-    interfaces exist, PowerScale pool NICs hold range addresses and no DGX address falls in a range."""
-    out: list[Problem] = []
+    """When SmartConnect is on: the pool's own rules (powerscale_inventory, part smartconnect: complete, ranges
+    well formed and disjoint, the service address outside them), and what spans features: its addresses live in
+    the storage subnet, its interfaces are storage NICs of the powerscale hosts, PowerScale pool NICs hold range
+    addresses and no DGX address falls in a range or is the service address."""
+    out = _powerscale_rows(site, "smartconnect")
     smart, label = site.cluster("powerscale_smartconnect", "powerscale")
     smart = as_dict(smart)
     if smart.get("enabled") is not True:
@@ -1057,29 +1016,11 @@ def rule_smartconnect(site: Site) -> list[Problem]:
     if service is not None and subnet is not None and service not in subnet:
         out.append(Problem(label, "powerscale_smartconnect.service_address", str(service),
                            f"is outside storage_subnet {subnet}", f"use an address in {subnet}"))
-    ranges: list[tuple[int, IPAddress, IPAddress]] = []
-    for pos, rng in enumerate(as_list(smart.get("ip_ranges"))):
-        low, high = address(as_dict(rng).get("low")), address(as_dict(rng).get("high"))
-        if low is None or high is None:
-            continue
-        var = f"powerscale_smartconnect.ip_ranges[{pos}]"
-        if low.version != high.version:
-            out.append(Problem(label, var, rng, f"low is an IPv{low.version} and high an IPv{high.version} address",
-                               "use two addresses of the storage subnet"))
-            continue
-        if int(low) > int(high):
-            out.append(Problem(label, var, rng, "low is above high", "swap low and high"))
-            continue
+    ranges = powerscale_inventory.smartconnect_ranges(smart)
+    for pos, low, high in ranges:
         if subnet is not None and (low not in subnet or high not in subnet):
-            out.append(Problem(label, var, rng, f"is outside storage_subnet {subnet}", f"use addresses in {subnet}"))
-        for other_pos, olow, ohigh in ranges:
-            if ip_between(low, olow, ohigh) or ip_between(olow, low, high):
-                out.append(Problem(label, var, rng, f"overlaps powerscale_smartconnect.ip_ranges[{other_pos}]",
-                                   "make the ranges disjoint"))
-        ranges.append((pos, low, high))
-        if service is not None and ip_between(service, low, high):
-            out.append(Problem(label, "powerscale_smartconnect.service_address", str(service),
-                               f"lies inside {var}: OneFS would hand it to a node", "use an address outside the ranges"))
+            out.append(Problem(label, f"powerscale_smartconnect.ip_ranges[{pos}]", smart["ip_ranges"][pos],
+                               f"is outside storage_subnet {subnet}", f"use addresses in {subnet}"))
     names = {n.get("name") for h in site.hosts("powerscale") for _, n in nics(site, h)}
     pool_ifaces = as_list(smart.get("interfaces"))
     for pos, name in enumerate(pool_ifaces):
