@@ -204,7 +204,8 @@ def exposure_problems(host: str, exports: Any, dgx_storage_addresses: Sequence[A
 def threshold_order_violations(thresholds: Mapping[str, Any]) -> list[tuple[str, int, str, int]]:
     """(lower, its value, higher, its value) for each pair of advisory <= soft <= hard that is out of order,
     at most one per lower threshold (advisory above soft is not reported again against hard). Thresholds that
-    are not integers are skipped (their type is another row)."""
+    are not integers are skipped (their type is another row). powerscale_quota (the API's names: soft_grace)
+    calls it too."""
     out: list[tuple[str, int, str, int]] = []
     for low, high in THRESHOLD_ORDER:
         low_v, high_v = thresholds.get(low), thresholds.get(high)

@@ -188,6 +188,18 @@ def test_thresholds_at_the_same_value_and_absent_ones_pass():
         assert model.quota_problems("h", [{"path": "/ifs/d", "thresholds": t}], None) == [], t
 
 
+def test_powerscale_quota_module_orders_the_api_thresholds_alike():
+    """powerscale_quota (the API's names: soft_grace) refuses what the inventory rule refuses."""
+    import powerscale_quota
+    from ansible.module_utils.onefs import OneFSError
+
+    with pytest.raises(OneFSError, match=r"thresholds.advisory=150 is above thresholds.soft=100"):
+        powerscale_quota.desired_thresholds({"hard": 200, "soft": 100, "soft_grace": 60, "advisory": 150},
+                                            "/ifs/data/scratch")
+    assert powerscale_quota.desired_thresholds({"hard": 200, "soft": 100, "soft_grace": 60, "advisory": 100},
+                                               "/ifs/data/scratch")["advisory"] == 100
+
+
 def test_an_export_with_only_root_clients_has_a_client():
     """clients: [] is derived from the DGX storage addresses; with none to derive, an export that lists a client
     in another list (root_clients here) is still restricted on OneFS and passes; one with no client at all is
