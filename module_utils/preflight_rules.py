@@ -943,11 +943,24 @@ def rule_validation_mounts(site: Site) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------- DGX -> PowerScale
 
 
+def _server_row(site: Site, host: str, problem: Problem) -> Problem:
+    """A dgx_nfs.select_server row labelled where its variable is set. A DGX the static map has no key for stays a
+    row on the map itself, as preflight has always named it (variable nfs_server_map, value '<host>: (not set)');
+    the plan names the missing key (nfs_server_map.<host>)."""
+    row = replace(problem, host=site.label(host, root_name(problem.variable)))
+    if problem.variable == f"nfs_server_map.{host}":
+        row = replace(row, variable="nfs_server_map", value=f"{host}: (not set)")
+    return row
+
+
 def rule_server_mapping(site: Site) -> list[Problem]:
-    """Each DGX mounts from an existing PowerScale node + NIC (static map) or a SmartConnect zone."""
+    """Each DGX mounts from an existing PowerScale node + NIC (static map, round robin: dgx_nfs.select_server, which
+    the role's plan calls too) or a SmartConnect zone; across features: a mapped NIC on the DGX's own switch when
+    CLAG is on, and no map entry for a host that is not a DGX."""
     out: list[Problem] = []
     dgx = site.hosts("dgx")
-    nodes = {h: {n.get("name"): n for _, n in nics(site, h)} for h in site.hosts("powerscale")}
+    node_nics = [(h, [dict(n) for _, n in nics(site, h)]) for h in site.hosts("powerscale")]
+    nodes = {h: {n.get("name"): n for n in ns} for h, ns in node_nics}
     smart, smart_label = site.cluster("powerscale_smartconnect", "powerscale")
     clag_on = as_dict(site.cluster("storage_fabric_clag", "sn3700v")[0]).get("enabled") is True
     for host in dgx:
@@ -962,34 +975,18 @@ def rule_server_mapping(site: Site) -> list[Problem]:
                 out.append(Problem(smart_label, "powerscale_smartconnect.zone", zone,
                                    "nfs_server_mode smartconnect mounts <zone>:<export>; this is not a DNS name",
                                    "set the SmartConnect zone name, e.g. dl.storage.example.com"))
-        elif mode == "round_robin" and not any(nodes.values()):
-            out.append(Problem(site.label(host, "nfs_server_mode"), "nfs_server_mode", mode,
-                               "no PowerScale storage NIC to spread the DGX nodes over",
-                               "declare storage_nics on the powerscale hosts"))
-        elif mode == "static":
+        elif mode in ("static", "round_robin"):
             smap = site.var(host, "nfs_server_map")
-            label = site.label(host, "nfs_server_map")
-            entry = as_dict(smap).get(host) if isinstance(smap, Mapping) else None
-            if not isinstance(entry, Mapping):
-                out.append(Problem(label, "nfs_server_map", f"{host}: (not set)",
-                                   f"has no entry for {host} (nfs_server_mode static)",
-                                   f"add {host}: {{node: <powerscale host>, nic: <its storage NIC name>}}"))
-                continue
-            node, nic = entry.get("node"), entry.get("nic")
-            if node not in nodes:
-                out.append(Problem(label, f"nfs_server_map.{host}.node", node,
-                                   "is not a PowerScale host of the inventory (group powerscale)",
-                                   f"use one of: {', '.join(nodes) or '(none)'}"))
-            elif nic not in nodes[node]:
-                out.append(Problem(label, f"nfs_server_map.{host}.nic", nic, f"is not a storage NIC of {node}",
-                                   f"use one of: {', '.join(map(str, nodes[node]))}"))
-            elif clag_on:
-                theirs = nodes[node][nic].get("switch")
+            choice, rows = dgx_nfs.select_server(mode, host, dgx, smap if isinstance(smap, dict) else None,
+                                                 node_nics, None)
+            out += [_server_row(site, host, p) for p in rows]
+            if mode == "static" and choice is not None and clag_on:
+                theirs = nodes[choice.node][choice.nic].get("switch")
                 mine = {n.get("switch") for _, n in nics(site, host)}
                 if theirs not in mine:
-                    out.append(Problem(label, f"nfs_server_map.{host}.nic", nic,
-                                       f"{node} {nic} is on {theirs}, {host} on {', '.join(map(str, mine))}: "
-                                       "storage traffic crosses the CLAG peerlink",
+                    out.append(Problem(site.label(host, "nfs_server_map"), f"nfs_server_map.{host}.nic", choice.nic,
+                                       f"{choice.node} {choice.nic} is on {theirs}, {host} on "
+                                       f"{', '.join(map(str, mine))}: storage traffic crosses the CLAG peerlink",
                                        "map the DGX to a PowerScale NIC on its own switch", WARNING))
     smap, label = site.cluster("nfs_server_map", "dgx")
     if isinstance(smap, Mapping) and any(site.var(h, "nfs_server_mode") == "static" for h in dgx):
