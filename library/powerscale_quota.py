@@ -12,7 +12,8 @@ short_description: Manage one directory quota (SmartQuotas) on a PowerScale clus
 description:
   - Creates, updates or deletes the directory quota of one path (C(/platform/1/quota/quotas)).
   - Thresholds are in bytes. A threshold given as null is not set (and is removed if the quota has it).
-  - The soft threshold needs a grace period (O(thresholds.soft_grace)); soft and advisory must not exceed hard.
+  - The soft threshold needs a grace period (O(thresholds.soft_grace)); thresholds are ordered advisory <= soft <=
+    hard, each pair (the inventory rule of module_utils/powerscale_inventory.py, threshold_order_violations).
     Violations are reported before anything is sent.
   - The quota is found by path, type C(directory) and O(include_snapshots). Check mode sends nothing that
     changes the cluster; diff mode shows the thresholds before and after.
@@ -114,6 +115,7 @@ from typing import Any  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.onefs import ONEFS_ARGUMENT_SPEC, OneFSClient, OneFSError, run_onefs_module  # noqa: E402
+from ansible.module_utils.powerscale_inventory import threshold_order_violations  # noqa: E402
 
 THRESHOLDS = ("hard", "soft", "advisory", "soft_grace")
 
@@ -144,10 +146,11 @@ def desired_thresholds(given: dict[str, Any] | None, path: str) -> dict[str, Any
     elif not t["soft_grace"]:
         raise OneFSError(f"quota {path}: thresholds.soft={t['soft']} needs thresholds.soft_grace (seconds), "
                          "for example 604800 for 7 days")
-    for name in ("soft", "advisory"):
-        if t["hard"] is not None and t[name] is not None and t[name] > t["hard"]:
-            raise OneFSError(f"quota {path}: thresholds.{name}={t[name]} is above thresholds.hard={t['hard']}; "
-                             f"lower {name} or raise hard")
+    violations = threshold_order_violations(t)
+    if violations:
+        low, low_value, high, high_value = violations[0]
+        raise OneFSError(f"quota {path}: thresholds.{low}={low_value} is above thresholds.{high}={high_value}; "
+                         f"lower {low} or raise {high} (advisory <= soft <= hard)")
     return t
 
 

@@ -175,6 +175,12 @@ def speed_gbps(value: Any) -> int | None:
 # VLAN inside it at ifreload: "reserved vlan 3725 being used (reserved vlan range 3725-3999)" (ifupdown2's
 # tests/test_l2.py, test_bridge8_reserved_vlans; tests/fixtures/cumulus/real/SOURCES).
 CUMULUS_RESERVED_VLANS = range(3725, 4000)
+# VLAN 1 is the default VLAN of a Cumulus VLAN-aware bridge: without a bridge-pvid / bridge-access of its own
+# (NVUE: untagged, access) every bridge port carries it untagged (ifupdown2 bridge-pvid and bridge-vids default 1,
+# NVUE bridge domain untagged 1). A storage VLAN 1 would take in any port added to the bridge without its own
+# VLAN, and the peerlink and uplinks' untagged traffic, so the storage VLANs (and the bridge PVID, one of them)
+# are 2..4094, as preflight's schema has it (module_utils/preflight_schema.py).
+DEFAULT_VLAN = 1
 
 
 def vlans_by_id(vlans: Any) -> dict[int, dict[str, Any]]:
@@ -182,14 +188,15 @@ def vlans_by_id(vlans: Any) -> dict[int, dict[str, Any]]:
     by_id: dict[int, dict[str, Any]] = {}
     for vlan in vlans if isinstance(vlans, list) else []:
         vid = _as_int(vlan.get("id")) if isinstance(vlan, dict) else None
-        if vid is not None and 1 <= vid <= 4094 and vid not in by_id:
+        if vid is not None and DEFAULT_VLAN < vid <= 4094 and vid not in by_id:
             by_id[vid] = vlan
     return by_id
 
 
 def vlan_problems(host: str, vlans: Any, bridge: Any, clag: Any) -> list[Problem]:
-    """The storage VLANs' rules, their one home: a non-empty list of mappings, each VLAN ID 1..4094 and each name
-    used once, subnets in CIDR form; the bridge PVID one of them; with CLAG on, the peerlink (CLAG control) VLAN a
+    """The storage VLANs' rules, their one home: a non-empty list of mappings, each VLAN ID 2..4094 (1 is the
+    bridge's default VLAN: DEFAULT_VLAN) and each name used once, subnets in CIDR form; the bridge PVID one of
+    them; with CLAG on, the peerlink (CLAG control) VLAN a
     VLAN ID 2..4094 that no storage VLAN uses. derive_plan (library/cumulus_fabric_plan.py) and preflight
     (preflight_rules.rule_vlans) both call it."""
     problems: list[Problem] = []
@@ -206,7 +213,12 @@ def vlan_problems(host: str, vlans: Any, bridge: Any, clag: Any) -> list[Problem
         vid = _as_int(vlan.get("id"))
         if vid is None or not 1 <= vid <= 4094:
             problems.append(Problem(host, f"{var}.id", vlan.get("id"), "is not a VLAN ID between 1 and 4094",
-                                    "use an 802.1Q VLAN ID 1..4094"))
+                                    "use an 802.1Q VLAN ID 2..4094"))
+        elif vid == DEFAULT_VLAN:
+            problems.append(Problem(host, f"{var}.id", vlan.get("id"),
+                                    "is VLAN 1, the default VLAN of the Cumulus bridge: every bridge port without "
+                                    "a VLAN of its own carries it untagged",
+                                    "use a VLAN ID 2..4094 of its own for storage (e.g. 100)"))
         elif vid in ids:
             problems.append(Problem(host, f"{var}.id", vid,
                                     f"duplicate VLAN {vid} (storage_fabric_vlans[{ids[vid]}] has it too)",

@@ -318,7 +318,7 @@ def select_server(
                                   f"add {host}: {{node: <powerscale host>, nic: <its storage NIC>}}")]
         node_name, nic_name = entry.get("node"), entry.get("nic")
         by_node = dict(nodes)
-        if node_name not in by_node:
+        if not isinstance(node_name, str) or node_name not in by_node:
             return None, [Problem(host, f"nfs_server_map.{host}.node", node_name, "is not a host of the powerscale group",
                                   "use one of: " + ", ".join(by_node) if by_node else "add the PowerScale nodes")]
         for nic in by_node[node_name]:

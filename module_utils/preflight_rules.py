@@ -12,13 +12,12 @@ case in tests/preflight/. `evaluate(site)` runs them all; module_utils/inventory
 from __future__ import annotations
 
 import ipaddress
-import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias, TypeGuard
 
-from ansible.module_utils import cumulus_fabric, dgx_nfs, dgx_ngc, mlnxos_fabric
+from ansible.module_utils import cumulus_fabric, dgx_nfs, dgx_ngc, mlnxos_fabric, powerscale_inventory
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
@@ -831,43 +830,27 @@ def rule_sizing(site: Site) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------- exports
 
 
-def rule_exports(site: Site) -> list[Problem]:
-    """Export paths unique; no group root (GID 0 is wheel on OneFS); quotas sit inside an export and their
-    thresholds are ordered."""
+def _powerscale_rows(site: Site, *parts: str) -> list[Problem]:
+    """PowerScale's own rules (powerscale_inventory.inventory_problems: the role's input check calls the same
+    function) on the cluster's values, each row on where its variable is set, less what the schema reports."""
+    value = {name: site.cluster(name, "powerscale") for name in
+             (powerscale_inventory.EXPORTS, powerscale_inventory.QUOTAS, powerscale_inventory.SMARTCONNECT)}
+    derived = [n.get("address") for h in site.hosts("dgx") for _, n in nics(site, h) if n.get("address")]
+    found = powerscale_inventory.inventory_problems(
+        "powerscale", value[powerscale_inventory.EXPORTS][0], value[powerscale_inventory.QUOTAS][0],
+        value[powerscale_inventory.SMARTCONNECT][0], derived, parts)
     out: list[Problem] = []
-    entries, label = exports(site)
-    seen: dict[str, int] = {}
-    for pos, export in entries:
-        path = export.get("path")
-        if isinstance(path, str) and path.rstrip("/") in seen:
-            out.append(Problem(label, f"powerscale_exports[{pos}].path", path,
-                               f"duplicate export path (powerscale_exports[{seen[path.rstrip('/')]}] has it too)",
-                               "declare each export once (clients can be a list)"))
-        elif isinstance(path, str):
-            seen[path.rstrip("/")] = pos
-        if export.get("group") == "root":
-            out.append(Problem(label, f"powerscale_exports[{pos}].group", "root",
-                               "names no group on OneFS: GID 0 is the group wheel there, so the directory's group "
-                               "would never settle", "set group: wheel (or GID:0)"))
-    quotas, qlabel = site.cluster("powerscale_quotas", "powerscale")
-    for pos, quota in enumerate(as_list(quotas)):
-        if not isinstance(quota, Mapping) or not isinstance(quota.get("path"), str):
-            continue
-        qpath = quota["path"].rstrip("/")
-        if not any(qpath == p or qpath.startswith(p + "/") for p in seen):
-            out.append(Problem(qlabel, f"powerscale_quotas[{pos}].path", quota["path"], "is not inside any export",
-                               f"use a path under one of: {', '.join(seen)}"))
-        limits = as_dict(quota.get("thresholds"))
-        order = [(k, value) for k in ("advisory", "soft", "hard") if is_int(value := limits.get(k))]
-        for (low_k, low), (high_k, high) in itertools.pairwise(order):
-            if low > high:
-                out.append(Problem(qlabel, f"powerscale_quotas[{pos}].thresholds.{low_k}", low,
-                                   f"is above the {high_k} threshold {high}", "order them advisory <= soft <= hard"))
-        if is_int(limits.get("soft")) and not is_int(limits.get("soft_grace_s")):
-            out.append(Problem(qlabel, f"powerscale_quotas[{pos}].thresholds.soft_grace_s",
-                               limits.get("soft_grace_s", MISSING), "a soft threshold needs a grace period",
-                               "set soft_grace_s (seconds), e.g. 604800 for a week"))
+    for name, (var_value, label) in value.items():
+        mine = [replace(p, host=label) for p in found if root_name(p.variable) == name]
+        out += beside_schema(name, var_value, mine)
     return out
+
+
+def rule_exports(site: Site) -> list[Problem]:
+    """The exports' and quotas' own rules (powerscale_inventory, parts exports and quotas): export paths unique
+    under /ifs, their fields, no group root (GID 0 is wheel on OneFS); quotas inside an export, their thresholds
+    ordered advisory <= soft <= hard and a soft one with a grace period."""
+    return _powerscale_rows(site, "exports", "quotas")
 
 
 def client_covers(client: Any, host: str, addresses: list[Any], site: Site) -> bool:
@@ -905,38 +888,12 @@ def rule_export_clients(site: Site) -> list[Problem]:
     return out
 
 
-WORLD_CLIENTS = frozenset({"*", "0.0.0.0/0", "::/0"})
-ROOT_USERS = frozenset({"root", "uid:0", "0"})
-EXPORT_CLIENT_LISTS = ("clients", "root_clients", "read_only_clients", "read_write_clients")
-
-
 def rule_export_exposure(site: Site) -> list[Problem]:
-    """Exports are client-restricted and root-squashed unless the export says otherwise in so many words: a
-    client that is every host needs open_to_all_clients: true, map_root: root needs no_root_squash: true; an
-    export that would list no client at all (none given, no DGX storage address to derive them from) is open
-    to every host on OneFS and is refused outright."""
-    out: list[Problem] = []
-    entries, label = exports(site)
-    derived = [n.get("address") for h in site.hosts("dgx") for _, n in nics(site, h) if n.get("address")]
-    for pos, export in entries:
-        lists = {k: as_list(export.get(k)) for k in EXPORT_CLIENT_LISTS}
-        world = [(k, c) for k, cs in lists.items() for c in cs if str(c).strip().lower() in WORLD_CLIENTS]
-        if world and export.get("open_to_all_clients") is not True:
-            key, client = world[0]
-            out.append(Problem(label, f"powerscale_exports[{pos}].{key}", client,
-                               "lets every host mount the export", "list the storage subnet or the DGX storage "
-                               "addresses, or set open_to_all_clients: true on this export if that is intended"))
-        if not any(lists.values()) and not derived:
-            out.append(Problem(label, f"powerscale_exports[{pos}].clients", lists["clients"],
-                               "no clients and no DGX storage address to derive them from: OneFS would let every "
-                               "host mount the export", "list the clients, or give the dgx hosts storage_nics"))
-        root = export.get("map_root")
-        if isinstance(root, str) and root.strip().lower() in ROOT_USERS and export.get("no_root_squash") is not True:
-            out.append(Problem(label, f"powerscale_exports[{pos}].map_root", root,
-                               "maps root to root: no root squash for any client",
-                               "keep map_root: nobody (list root_clients for hosts that need root), or set "
-                               "no_root_squash: true on this export if that is intended"))
-    return out
+    """Exports are client-restricted and root-squashed unless the export says otherwise in so many words
+    (powerscale_inventory, part exposure: every host as a client needs open_to_all_clients: true, map_root: root
+    needs no_root_squash: true), and an export that would list no client at all (none given, no DGX storage
+    address to derive them from) is open to every host on OneFS and is refused outright."""
+    return _powerscale_rows(site, "exposure")
 
 
 # ---------------------------------------------------------------------------------------------- NFS mounts
@@ -986,11 +943,24 @@ def rule_validation_mounts(site: Site) -> list[Problem]:
 # ---------------------------------------------------------------------------------------------- DGX -> PowerScale
 
 
+def _server_row(site: Site, host: str, problem: Problem) -> Problem:
+    """A dgx_nfs.select_server row labelled where its variable is set. A DGX the static map has no key for stays a
+    row on the map itself, as preflight has always named it (variable nfs_server_map, value '<host>: (not set)');
+    the plan names the missing key (nfs_server_map.<host>)."""
+    row = replace(problem, host=site.label(host, root_name(problem.variable)))
+    if problem.variable == f"nfs_server_map.{host}":
+        row = replace(row, variable="nfs_server_map", value=f"{host}: (not set)")
+    return row
+
+
 def rule_server_mapping(site: Site) -> list[Problem]:
-    """Each DGX mounts from an existing PowerScale node + NIC (static map) or a SmartConnect zone."""
+    """Each DGX mounts from an existing PowerScale node + NIC (static map, round robin: dgx_nfs.select_server, which
+    the role's plan calls too) or a SmartConnect zone; across features: a mapped NIC on the DGX's own switch when
+    CLAG is on, and no map entry for a host that is not a DGX."""
     out: list[Problem] = []
     dgx = site.hosts("dgx")
-    nodes = {h: {n.get("name"): n for _, n in nics(site, h)} for h in site.hosts("powerscale")}
+    node_nics = [(h, [dict(n) for _, n in nics(site, h)]) for h in site.hosts("powerscale")]
+    nodes = {h: {n.get("name"): n for n in ns} for h, ns in node_nics}
     smart, smart_label = site.cluster("powerscale_smartconnect", "powerscale")
     clag_on = as_dict(site.cluster("storage_fabric_clag", "sn3700v")[0]).get("enabled") is True
     for host in dgx:
@@ -1005,34 +975,18 @@ def rule_server_mapping(site: Site) -> list[Problem]:
                 out.append(Problem(smart_label, "powerscale_smartconnect.zone", zone,
                                    "nfs_server_mode smartconnect mounts <zone>:<export>; this is not a DNS name",
                                    "set the SmartConnect zone name, e.g. dl.storage.example.com"))
-        elif mode == "round_robin" and not any(nodes.values()):
-            out.append(Problem(site.label(host, "nfs_server_mode"), "nfs_server_mode", mode,
-                               "no PowerScale storage NIC to spread the DGX nodes over",
-                               "declare storage_nics on the powerscale hosts"))
-        elif mode == "static":
+        elif mode in ("static", "round_robin"):
             smap = site.var(host, "nfs_server_map")
-            label = site.label(host, "nfs_server_map")
-            entry = as_dict(smap).get(host) if isinstance(smap, Mapping) else None
-            if not isinstance(entry, Mapping):
-                out.append(Problem(label, "nfs_server_map", f"{host}: (not set)",
-                                   f"has no entry for {host} (nfs_server_mode static)",
-                                   f"add {host}: {{node: <powerscale host>, nic: <its storage NIC name>}}"))
-                continue
-            node, nic = entry.get("node"), entry.get("nic")
-            if node not in nodes:
-                out.append(Problem(label, f"nfs_server_map.{host}.node", node,
-                                   "is not a PowerScale host of the inventory (group powerscale)",
-                                   f"use one of: {', '.join(nodes) or '(none)'}"))
-            elif nic not in nodes[node]:
-                out.append(Problem(label, f"nfs_server_map.{host}.nic", nic, f"is not a storage NIC of {node}",
-                                   f"use one of: {', '.join(map(str, nodes[node]))}"))
-            elif clag_on:
-                theirs = nodes[node][nic].get("switch")
+            choice, rows = dgx_nfs.select_server(mode, host, dgx, smap if isinstance(smap, dict) else None,
+                                                 node_nics, None)
+            out += [_server_row(site, host, p) for p in rows]
+            if mode == "static" and choice is not None and clag_on:
+                theirs = nodes[choice.node][choice.nic].get("switch")
                 mine = {n.get("switch") for _, n in nics(site, host)}
                 if theirs not in mine:
-                    out.append(Problem(label, f"nfs_server_map.{host}.nic", nic,
-                                       f"{node} {nic} is on {theirs}, {host} on {', '.join(map(str, mine))}: "
-                                       "storage traffic crosses the CLAG peerlink",
+                    out.append(Problem(site.label(host, "nfs_server_map"), f"nfs_server_map.{host}.nic", choice.nic,
+                                       f"{choice.node} {choice.nic} is on {theirs}, {host} on "
+                                       f"{', '.join(map(str, mine))}: storage traffic crosses the CLAG peerlink",
                                        "map the DGX to a PowerScale NIC on its own switch", WARNING))
     smap, label = site.cluster("nfs_server_map", "dgx")
     if isinstance(smap, Mapping) and any(site.var(h, "nfs_server_mode") == "static" for h in dgx):
@@ -1045,9 +999,11 @@ def rule_server_mapping(site: Site) -> list[Problem]:
 
 
 def rule_smartconnect(site: Site) -> list[Problem]:
-    """When SmartConnect is on: its addresses live in the storage subnet, ranges are well formed, its
-    interfaces exist, PowerScale pool NICs hold range addresses and no DGX address falls in a range."""
-    out: list[Problem] = []
+    """When SmartConnect is on: the pool's own rules (powerscale_inventory, part smartconnect: complete, ranges
+    well formed and disjoint, the service address outside them), and what spans features: its addresses live in
+    the storage subnet, its interfaces are storage NICs of the powerscale hosts, PowerScale pool NICs hold range
+    addresses and no DGX address falls in a range or is the service address."""
+    out = _powerscale_rows(site, "smartconnect")
     smart, label = site.cluster("powerscale_smartconnect", "powerscale")
     smart = as_dict(smart)
     if smart.get("enabled") is not True:
@@ -1057,29 +1013,11 @@ def rule_smartconnect(site: Site) -> list[Problem]:
     if service is not None and subnet is not None and service not in subnet:
         out.append(Problem(label, "powerscale_smartconnect.service_address", str(service),
                            f"is outside storage_subnet {subnet}", f"use an address in {subnet}"))
-    ranges: list[tuple[int, IPAddress, IPAddress]] = []
-    for pos, rng in enumerate(as_list(smart.get("ip_ranges"))):
-        low, high = address(as_dict(rng).get("low")), address(as_dict(rng).get("high"))
-        if low is None or high is None:
-            continue
-        var = f"powerscale_smartconnect.ip_ranges[{pos}]"
-        if low.version != high.version:
-            out.append(Problem(label, var, rng, f"low is an IPv{low.version} and high an IPv{high.version} address",
-                               "use two addresses of the storage subnet"))
-            continue
-        if int(low) > int(high):
-            out.append(Problem(label, var, rng, "low is above high", "swap low and high"))
-            continue
+    ranges = powerscale_inventory.smartconnect_ranges(smart)
+    for pos, low, high in ranges:
         if subnet is not None and (low not in subnet or high not in subnet):
-            out.append(Problem(label, var, rng, f"is outside storage_subnet {subnet}", f"use addresses in {subnet}"))
-        for other_pos, olow, ohigh in ranges:
-            if ip_between(low, olow, ohigh) or ip_between(olow, low, high):
-                out.append(Problem(label, var, rng, f"overlaps powerscale_smartconnect.ip_ranges[{other_pos}]",
-                                   "make the ranges disjoint"))
-        ranges.append((pos, low, high))
-        if service is not None and ip_between(service, low, high):
-            out.append(Problem(label, "powerscale_smartconnect.service_address", str(service),
-                               f"lies inside {var}: OneFS would hand it to a node", "use an address outside the ranges"))
+            out.append(Problem(label, f"powerscale_smartconnect.ip_ranges[{pos}]", smart["ip_ranges"][pos],
+                               f"is outside storage_subnet {subnet}", f"use addresses in {subnet}"))
     names = {n.get("name") for h in site.hosts("powerscale") for _, n in nics(site, h)}
     pool_ifaces = as_list(smart.get("interfaces"))
     for pos, name in enumerate(pool_ifaces):

@@ -587,8 +587,9 @@ VARIABLES: tuple[Var, ...] = (
     _v("storage_fabric_vlans", ListOf(item=Dict(fields={
         "id": Field(Int(2, 4094, hint="a VLAN id 2..4094 (1 is the default VLAN, 4095 reserved)")),
         "name": Field(Str()), "subnet": Field(Network(), required=False)}), min_len=1), "sn3700v"),
-    _v("storage_fabric_bridge", Dict(fields={"name": Field(Str()), "vlan_aware": Field(Bool()),
-                                             "pvid": Field(Int(1, 4094))}), "sn3700v"),
+    _v("storage_fabric_bridge", Dict(fields={
+        "name": Field(Str()), "vlan_aware": Field(Bool()),
+        "pvid": Field(Int(2, 4094, hint="the storage VLAN's id, 2..4094 (1 is the default VLAN)"))}), "sn3700v"),
     _v("storage_fabric_clag", Dict(fields={
         "enabled": Field(Bool()),
         "peerlink": Field(Dict(fields={"bond": Field(Str()), "members": Field(ListOf(item=SWITCH_PORT, min_len=1)),

@@ -57,3 +57,22 @@ def test_one_speed_rule_for_the_plan_and_preflight():
     site.hostvars["dgx01"]["storage_nics"][0]["speed_gbps"] = 56
     rows = rules.rule_port_speed(site)
     assert [(p.host, p.variable, p.problem) for p in rows] == [(bad.host, bad.variable, bad.problem)]
+
+
+def test_vlan_1_is_refused_by_the_plan_and_preflight():
+    """VLAN 1 is the default VLAN (PVID) of every port of a Cumulus bridge: the plan took it as a storage VLAN
+    (1..4094), preflight's schema did not (2..4094); both refuse it now, each with one row."""
+    vlans = [{**STORAGE, "id": 1}]
+    bridge = {"name": "br_default", "vlan_aware": True, "pvid": 1}
+    rows = [(p.variable, p.problem) for p in cumulus_fabric.vlan_problems("sn3700v01", vlans, bridge, {})]
+    assert [v for v, _ in rows] == ["storage_fabric_vlans[0].id"] and "default VLAN" in rows[0][1]
+    assert cumulus_fabric.vlans_by_id(vlans) == {}
+    assert "storage_fabric_vlans[0].id" in [v for v, _ in _plan_rows(vlans=vlans, bridge=bridge)]
+    site = copy.deepcopy(load_site("inventories/production"))
+    for host in site.hosts("sn3700v"):
+        site.hostvars[host]["storage_fabric_vlans"] = vlans
+        site.hostvars[host]["storage_fabric_bridge"] = bridge
+    found = [(p.variable, p.problem) for p in rules.collapse(rules.evaluate(site), site.groups)
+             if p.variable.startswith(("storage_fabric_vlans[0].id", "storage_fabric_bridge.pvid"))]
+    assert sorted(v for v, _ in found) == ["storage_fabric_bridge.pvid", "storage_fabric_vlans[0].id"], found
+    assert _plan_rows(vlans=[{**STORAGE, "id": 2}], bridge={**bridge, "pvid": 2}) == []

@@ -1,0 +1,1 @@
+from powerscale_inventory import *
