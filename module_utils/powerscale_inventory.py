@@ -58,14 +58,15 @@ def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _address(value: Any) -> IPAddress | None:
+def address(value: Any) -> IPAddress | None:
+    """The IP address a string names, or None (preflight_rules uses it too)."""
     try:
         return ipaddress.ip_address(value) if isinstance(value, str) else None
     except ValueError:
         return None
 
 
-def _between(value: IPAddress, low: IPAddress, high: IPAddress) -> bool:
+def ip_between(value: IPAddress, low: IPAddress, high: IPAddress) -> bool:
     """low <= value <= high; an address is never between two of the other IP version."""
     return value.version == low.version == high.version and int(low) <= int(value) <= int(high)
 
@@ -279,7 +280,7 @@ def smartconnect_ranges(smartconnect: Any) -> list[tuple[int, IPAddress, IPAddre
     for pos, rng in enumerate(ranges if isinstance(ranges, list) else []):
         if not isinstance(rng, Mapping):
             continue
-        low, high = _address(rng.get("low")), _address(rng.get("high"))
+        low, high = address(rng.get("low")), address(rng.get("high"))
         if low is not None and high is not None and low.version == high.version and int(low) <= int(high):
             out.append((pos, low, high))
     return out
@@ -343,7 +344,7 @@ def _range_problems(host: str, smartconnect: Mapping[str, Any]) -> list[Problem]
         if not isinstance(rng, Mapping):
             out.append(Problem(host, var, rng, "must be a mapping", "write {low: ADDRESS, high: ADDRESS}"))
             continue
-        low, high = _address(rng.get("low")), _address(rng.get("high"))
+        low, high = address(rng.get("low")), address(rng.get("high"))
         bad = [k for k, a in (("low", low), ("high", high)) if a is None]
         for key in bad:
             out.append(Problem(host, f"{var}.{key}", rng.get(key, MISSING), "is not an IP address",
@@ -358,20 +359,20 @@ def _range_problems(host: str, smartconnect: Mapping[str, Any]) -> list[Problem]
             out.append(Problem(host, var, rng, "low is above high", "swap low and high"))
             continue
         for other_pos, olow, ohigh in kept:
-            if _between(low, olow, ohigh) or _between(olow, low, high):
+            if ip_between(low, olow, ohigh) or ip_between(olow, low, high):
                 out.append(Problem(host, var, rng, f"overlaps {SMARTCONNECT}.ip_ranges[{other_pos}]",
                                    "make the ranges disjoint"))
         kept.append((pos, low, high))
     raw = smartconnect.get("service_address", "")
     if raw in ("", None):
         return out
-    service = _address(raw)
+    service = address(raw)
     if service is None:
         out.append(Problem(host, f"{SMARTCONNECT}.service_address", raw, "is not an IP address",
                            "set the SmartConnect service address (an address of the storage subnet), or \"\""))
         return out
     for pos, low, high in kept:
-        if _between(service, low, high):
+        if ip_between(service, low, high):
             out.append(Problem(host, f"{SMARTCONNECT}.service_address", str(service),
                                f"lies inside {SMARTCONNECT}.ip_ranges[{pos}]: OneFS would hand it to a node",
                                "use an address outside the ranges"))

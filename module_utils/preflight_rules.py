@@ -34,6 +34,7 @@ from ansible.module_utils.cumulus_release import (
 )
 from ansible.module_utils.inventory_problem import ERROR, WARNING, Problem, show
 from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
+from ansible.module_utils.powerscale_inventory import address, ip_between
 from ansible.module_utils.preflight_schema import (
     MISSING,
     VARIABLES,
@@ -151,18 +152,6 @@ def network(value: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
 
 
 IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-
-def address(value: Any) -> IPAddress | None:
-    try:
-        return ipaddress.ip_address(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
-
-
-def ip_between(value: IPAddress, low: IPAddress, high: IPAddress) -> bool:
-    """low <= value <= high; an address is never between two of the other IP version (no TypeError)."""
-    return value.version == low.version == high.version and int(low) <= int(value) <= int(high)
 
 
 def version_tuple(value: Any) -> tuple[int, ...] | None:

@@ -6,8 +6,10 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import ansible.module_utils
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,3 +27,20 @@ os.environ.setdefault("ANSIBLE_CONFIG", str(ROOT / "ansible.cfg"))
 # Every ansible-playbook a test starts caches facts in a directory of this test session, never in the
 # project's .cache/facts: a test's stand-in facts for dgx01 must not leak into a real run, nor the reverse.
 os.environ.setdefault("ANSIBLE_CACHE_PLUGIN_CONNECTION", tempfile.mkdtemp(prefix="pytest-facts-"))
+
+
+# The two real inventories as Ansible resolves them (tests.preflight.preflight_sites.load_site), once per test module
+# that asks: the inventory-rule tests of preflight and of each feature judge both. A module's own fixture of the same
+# name (tests/flow's `lab`: the running lab) wins over these.
+@pytest.fixture(scope="module")
+def production() -> Any:
+    from tests.preflight.preflight_sites import load_site
+
+    return load_site("inventories/production")
+
+
+@pytest.fixture(scope="module")
+def lab() -> Any:
+    from tests.preflight.preflight_sites import load_site
+
+    return load_site("inventories/lab")

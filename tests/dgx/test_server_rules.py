@@ -12,13 +12,6 @@ import pytest
 from ansible.module_utils import dgx_nfs
 from ansible.module_utils import preflight_rules as rules
 
-from tests.preflight.preflight_sites import load_site
-
-
-@pytest.fixture(scope="module")
-def production() -> Any:
-    return load_site("inventories/production")
-
 
 def _set_everywhere(site: Any, name: str, change: Any) -> None:
     """Change `name` for every host that has it and at group level (as group_vars/all would)."""

@@ -6,18 +6,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pytest
 from ansible.module_utils import mlnxos_fabric as fabric
 from ansible.module_utils import preflight_rules as rules
 
-from tests.preflight.preflight_sites import load_site
-
 from .conftest import compute_fabric_vars
-
-
-@pytest.fixture(scope="module")
-def production() -> Any:
-    return load_site("inventories/production")
 
 
 def declared(**changes: Any) -> dict[str, Any]:

@@ -16,19 +16,7 @@ from ansible.module_utils import powerscale_inventory as model
 from ansible.module_utils import preflight_rules as rules
 from ansible.module_utils.testing import patch_module_args
 
-from tests.preflight.preflight_sites import load_site
-
 NAMES = (model.EXPORTS, model.QUOTAS, model.SMARTCONNECT)
-
-
-@pytest.fixture(scope="module")
-def production() -> Any:
-    return load_site("inventories/production")
-
-
-@pytest.fixture(scope="module")
-def lab() -> Any:
-    return load_site("inventories/lab")
 
 
 def values(site: Any) -> dict[str, Any]:

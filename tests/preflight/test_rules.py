@@ -21,16 +21,6 @@ from .preflight_sites import action_plugin, load_site
 ERROR, WARNING = rules.ERROR, rules.WARNING
 
 
-@pytest.fixture(scope="module")
-def production() -> Any:
-    return load_site("inventories/production")
-
-
-@pytest.fixture(scope="module")
-def lab() -> Any:
-    return load_site("inventories/lab")
-
-
 def set_all(site: Any, name: str, value: Any) -> None:
     """As if group_vars/all set `name`: every host and the group-level view see it."""
     site.allvars[name] = copy.deepcopy(value)
