@@ -462,8 +462,10 @@ def _switch_side_ports(site: Site, clag: Any, breakouts: Any, breakouts_label: s
 
 
 def rule_port_speed(site: Site) -> list[Problem]:
-    """Warn when a cable's speed is not one the site's switches are configured for (when the role sets speeds):
-    cumulus_fabric.port_speed_problem, which the role's plan refuses on."""
+    """A cable's speed that is not one the site's switches are configured for (when the role sets speeds):
+    cumulus_fabric.port_speed_problem, the rule the role's plan refuses on, with the plan's severity (an error: a
+    warning here let preflight pass an inventory the fabric stage then refused, after the storage stage had
+    already changed the cluster)."""
     out: list[Problem] = []
     speeds, _ = site.cluster("storage_fabric_speeds_gbps", "sn3700v")
     managed, _ = site.cluster("storage_fabric_port_speed_managed", "sn3700v")
@@ -476,7 +478,7 @@ def rule_port_speed(site: Site) -> list[Problem]:
                                                          [s for s in speeds if is_int(s)])
                        if is_int(nic.get("speed_gbps")) else None)  # the schema reports a missing or odd speed
                 if bad:
-                    out.append(replace(bad, severity=WARNING))
+                    out.append(bad)
     return out
 
 

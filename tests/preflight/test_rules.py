@@ -137,7 +137,7 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
     "schema-breakout-mode": (lambda s: set_all(s, "storage_fabric_breakouts", {"swp49": "quad"}),
                              rules.rule_schema, "all", "storage_fabric_breakouts.swp49", ERROR),
     "cable-speed-unlisted": (lambda s: nic(s, "dgx01").update(speed_gbps=56),
-                             rules.rule_port_speed, "dgx01", "storage_nics[0].speed_gbps", WARNING),
+                             rules.rule_port_speed, "dgx01", "storage_nics[0].speed_gbps", ERROR),
     # VLANs
     "vlan-duplicate-id": (lambda s: edit_all(s, "storage_fabric_vlans", lambda v: v.append({"id": 100, "name": "b"})),
                           rules.rule_vlans, "all", "storage_fabric_vlans[1].id", ERROR),
