@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ansible.module_utils.inventory_problem import Problem
+from ansible.module_utils.inventory_problem import MISSING, Problem
 
 # Cumulus Linux accepts an interface MTU between 552 and 9216 bytes.
 MTU_MIN = 552
@@ -486,6 +487,65 @@ def _check_overlaps(switch: str, plan: Plan, problems: list[Problem]) -> None:
             problems.append(Problem(switch, "storage_fabric_breakouts", parent,
                                     f"is broken out ({mode}) but used whole as {users[parent]}",
                                     f"use its lanes ({parent}s0, {parent}s1, ...) instead"))
+
+
+def clag_pair_problems(clag: Any, switches: Mapping[str, Mapping[str, Any]], label: str = "sn3700v") -> list[Problem]:
+    """The CLAG pair's rules, their one home (one switch's own CLAG settings are derive_plan's): with CLAG on,
+    exactly two switches, one primary and one secondary, distinct priorities with the primary's the lower (Cumulus
+    makes the lower priority primary), each switch's backup IP set and not its own address; with CLAG off, every
+    switch standalone. switches: {name: {"role", "priority", "backup_ip", "address"}} in inventory order (address:
+    its management address, ansible_host); label: where storage_fabric_clag is set. Preflight (rule_clag) calls it
+    with the inventory's group. The role's plan does not: it plans one switch, and the role takes a group of more
+    than one pair (tests/fabric_sn3700v/test_nvue_role.py configures three switches), where preflight holds the
+    reference's one pair."""
+    out: list[Problem] = []
+    names = list(switches)
+    enabled = clag.get("enabled") if isinstance(clag, Mapping) else None
+    roles = {s: switches[s].get("role") for s in names}
+    if enabled is False:
+        for switch, role in roles.items():
+            if role in ("primary", "secondary"):
+                out.append(Problem(switch, "sn3700v_clag_role", role, "storage_fabric_clag.enabled is false",
+                                   "set sn3700v_clag_role: standalone, or enable CLAG"))
+        return out
+    if enabled is not True:
+        return out
+    if len(names) != 2:
+        out.append(Problem(label, "storage_fabric_clag.enabled", True,
+                           f"CLAG pairs exactly two switches; group sn3700v has {len(names)}",
+                           "list two SN3700V hosts, or set storage_fabric_clag.enabled: false"))
+        return out
+    for role in ("primary", "secondary"):
+        if not [s for s, r in roles.items() if r == role]:
+            other = [s for s, r in roles.items() if r != ("secondary" if role == "primary" else "primary")]
+            host = other[-1] if other else names[-1]
+            out.append(Problem(host, "sn3700v_clag_role", roles.get(host), f"no switch of the CLAG pair is {role}",
+                               "set sn3700v_clag_role: primary on one switch and secondary on the other"))
+    prios = {s: p if isinstance(p := switches[s].get("priority"), int) and not isinstance(p, bool) else None
+             for s in names}
+    first, second = names
+    if prios[first] is not None and prios[first] == prios[second]:
+        out.append(Problem(second, "sn3700v_clag_priority", prios[second], f"equal to {first}'s priority",
+                           "give the primary the lower priority (e.g. 1000) and the secondary a higher one (2000)"))
+    primary = [s for s, r in roles.items() if r == "primary"]
+    secondary = [s for s, r in roles.items() if r == "secondary"]
+    if len(primary) == 1 and len(secondary) == 1:
+        p, q = primary[0], secondary[0]
+        p_prio, q_prio = prios[p], prios[q]
+        if p_prio is not None and q_prio is not None and p_prio > q_prio:
+            out.append(Problem(p, "sn3700v_clag_priority", p_prio,
+                               f"is higher than the secondary {q}'s {q_prio}: Cumulus makes the lower priority "
+                               "primary", "give the primary the lower priority"))
+    for switch in names:
+        peer = second if switch == first else first
+        backup = switches[switch].get("backup_ip")
+        if backup is None:
+            out.append(Problem(switch, "sn3700v_clag_backup_ip", MISSING, "is required with CLAG enabled",
+                               f"set it to {peer}'s management address"))
+        elif backup == switches[switch].get("address"):
+            out.append(Problem(switch, "sn3700v_clag_backup_ip", backup, "points at the switch itself",
+                               f"set it to {peer}'s management address ({switches[peer].get('address')})"))
+    return out
 
 
 def derive_plan(switch: str, settings: dict[str, Any]) -> tuple[Plan, list[Problem]]:

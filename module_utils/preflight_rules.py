@@ -618,56 +618,14 @@ def rule_cumulus_release(site: Site) -> list[Problem]:
 
 
 def rule_clag(site: Site) -> list[Problem]:
-    """With CLAG on: exactly two switches, one primary and one secondary, distinct priorities (the lower one is
-    the primary), a backup IP pointing at the peer. With CLAG off: every switch standalone."""
-    out: list[Problem] = []
-    switches = site.hosts("sn3700v")
+    """The CLAG pair (cumulus_fabric.clag_pair_problems: the role's plan calls the same function with the pair's
+    settings): with CLAG on, two switches, one primary and one secondary, distinct priorities (the lower one is the
+    primary), a backup IP pointing at the peer; with CLAG off, every switch standalone."""
     clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
-    enabled = as_dict(clag).get("enabled")
-    roles = {s: site.var(s, "sn3700v_clag_role") for s in switches}
-    if enabled is False:
-        for switch, role in roles.items():
-            if role in ("primary", "secondary"):
-                out.append(Problem(switch, "sn3700v_clag_role", role, "storage_fabric_clag.enabled is false",
-                                   "set sn3700v_clag_role: standalone, or enable CLAG"))
-        return out
-    if enabled is not True:
-        return out
-    if len(switches) != 2:
-        out.append(Problem(clag_label, "storage_fabric_clag.enabled", True,
-                           f"CLAG pairs exactly two switches; group sn3700v has {len(switches)}",
-                           "list two SN3700V hosts, or set storage_fabric_clag.enabled: false"))
-        return out
-    for role in ("primary", "secondary"):
-        holders = [s for s, r in roles.items() if r == role]
-        if not holders:
-            other = [s for s, r in roles.items() if r != ("secondary" if role == "primary" else "primary")]
-            host = other[-1] if other else switches[-1]
-            out.append(Problem(host, "sn3700v_clag_role", roles.get(host), f"no switch of the CLAG pair is {role}",
-                               "set sn3700v_clag_role: primary on one switch and secondary on the other"))
-    prios = {s: site.var(s, "sn3700v_clag_priority") for s in switches}
-    first, second = switches
-    if is_int(prios[first]) and prios[first] == prios[second]:
-        out.append(Problem(second, "sn3700v_clag_priority", prios[second], f"equal to {first}'s priority",
-                           "give the primary the lower priority (e.g. 1000) and the secondary a higher one (2000)"))
-    primary = [s for s, r in roles.items() if r == "primary"]
-    secondary = [s for s, r in roles.items() if r == "secondary"]
-    if len(primary) == 1 and len(secondary) == 1:
-        p, s = primary[0], secondary[0]
-        if is_int(prios[p]) and is_int(prios[s]) and prios[p] > prios[s]:
-            out.append(Problem(p, "sn3700v_clag_priority", prios[p],
-                               f"is higher than the secondary {s}'s {prios[s]}: Cumulus makes the lower priority "
-                               "primary", "give the primary the lower priority"))
-    for switch in switches:
-        peer = second if switch == first else first
-        backup = site.var(switch, "sn3700v_clag_backup_ip")
-        if backup is None:
-            out.append(Problem(switch, "sn3700v_clag_backup_ip", MISSING, "is required with CLAG enabled",
-                               f"set it to {peer}'s management address"))
-        elif backup == site.var(switch, "ansible_host"):
-            out.append(Problem(switch, "sn3700v_clag_backup_ip", backup, "points at the switch itself",
-                               f"set it to {peer}'s management address ({site.var(peer, 'ansible_host')})"))
-    return out
+    switches = {s: {"role": site.var(s, "sn3700v_clag_role"), "priority": site.var(s, "sn3700v_clag_priority"),
+                    "backup_ip": site.var(s, "sn3700v_clag_backup_ip"), "address": site.var(s, "ansible_host")}
+                for s in site.hosts("sn3700v")}
+    return cumulus_fabric.clag_pair_problems(clag, switches, clag_label)
 
 
 # ---------------------------------------------------------------------------------------------- InfiniBand
