@@ -72,7 +72,9 @@ def ip_between(value: IPAddress, low: IPAddress, high: IPAddress) -> bool:
 
 
 def ifs_path_problem(value: Any) -> str | None:
-    """Why `value` is not a directory path under /ifs the OneFS API takes, or None."""
+    """Why `value` is not a directory path under /ifs the OneFS API takes, or None (MISSING: not given)."""
+    if value is MISSING:
+        return "is required"
     if not isinstance(value, str):
         return "must be a string path under /ifs/"
     if not value.startswith("/ifs/") or len(value.rstrip("/")) <= len("/ifs"):
@@ -117,7 +119,7 @@ def export_problems(host: str, exports: Any) -> list[Problem]:
     for pos, export in entries:
         var = f"{EXPORTS}[{pos}]"
         path = export.get("path", MISSING)
-        bad = ifs_path_problem(path) if path is not MISSING else "is required"
+        bad = ifs_path_problem(path)
         if bad:
             out.append(Problem(host, f"{var}.path", path, bad, "give the exported directory, e.g. /ifs/data/training"))
         elif path.rstrip("/") in seen:
@@ -224,7 +226,7 @@ def quota_problems(host: str, quotas: Any, exports: Any) -> list[Problem]:
     for pos, quota in entries:
         var = f"{QUOTAS}[{pos}]"
         path = quota.get("path", MISSING)
-        bad = ifs_path_problem(path) if path is not MISSING else "is required"
+        bad = ifs_path_problem(path)
         if bad:
             out.append(Problem(host, f"{var}.path", path, bad, "give the quota's directory, e.g. /ifs/data/scratch"))
         elif inside is not None and not any(path.rstrip("/") == p or path.startswith(p + "/") for p in inside):
