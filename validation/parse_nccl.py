@@ -351,7 +351,9 @@ def parse_json(text: str) -> list[NcclRun]:
     if isinstance(avg, dict) and isinstance(avg.get("bandwidth"), (int, float)):
         run.avg_busbw_gbps = float(avg["bandwidth"])
         run.complete = True
-    run.errors.extend(str(e) for e in doc.get("errors") or [])
+    # nccl-tests writes ncclGetLastError() into "errors" even when it is empty: "errors": [""] on a clean run
+    # (src/util.cu, writeErrors; seen with 2.19.6 on an H100). An empty string is no error.
+    run.errors.extend(str(e) for e in doc.get("errors") or [] if str(e).strip())
     if "end_time" not in doc:
         run.errors.append("JSON has no end_time: the test did not finish")
         run.complete = False

@@ -35,8 +35,14 @@ class Topology:
         return sorted(n for n, kind in self.links.get(gpu, {}).items() if n in self.nics.values() and kind in ("PIX", "PXB"))
 
 
+# nvidia-smi underlines the matrix's header line with terminal escapes even when it writes to a file (driver
+# 580.159.04: "\t\x1b[4mGPU0\tCPU Affinity\t...\x1b[0m"); a copy from a terminal or a web page has none
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def parse_topo(text: str) -> Topology:
     """Parse ``nvidia-smi topo -m`` (tab-separated matrix, GPUn and NICn or mlx5_n columns, NIC Legend)."""
+    text = _SGR.sub("", text)
     lines = [ln.rstrip("\n") for ln in text.splitlines()]
     header_idx = next((i for i, ln in enumerate(lines) if re.match(r"^\s+GPU0\b", ln)), None)
     if header_idx is None:

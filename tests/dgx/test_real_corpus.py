@@ -100,3 +100,13 @@ def test_topology_with_tabs_or_pasted_spaces(sep):
                                   ["mlx5_0", "PXB", "PXB", " X "])) + "\n\nLegend:\n"
     topo = parse_topo(text)
     assert topo.nvlink_all_pairs() and topo.links["GPU1"]["mlx5_0"] == "PXB"
+
+
+def test_topology_as_nvidia_smi_writes_it_with_the_header_underlined():
+    """nvidia-smi 580.159.04 underlines the header with terminal escapes even into a file (captured on an H100
+    lent to this project, SOURCES): the parser read no header in it, so a real node's sysinfo check failed."""
+    raw = (REAL / "topo-m-1-h100-driver-580-ansi.txt").read_text()
+    assert "\x1b[4m" in raw.splitlines()[0]
+    topo = parse_topo(raw)
+    assert topo.gpus == ["GPU0"] and topo.nics == {} and topo.links["GPU0"] == {}
+    assert topo.cpu_affinity["GPU0"] == "0-15" and topo.numa_affinity["GPU0"] == "0"

@@ -81,6 +81,16 @@ def test_json_output_matches_stdout():
         parse_nccl.peak_busbw(parse_one("single_node_dgx_a100.log"), 1 << 30))
 
 
+def test_json_empty_last_error_is_no_error():
+    """nccl-tests writes ncclGetLastError() into "errors" on every run (src/util.cu, writeErrors): a clean run
+    gives [""] (2.19.6 on an H100, tests/fixtures/dgx/real/SOURCES), which is no error; a message is one."""
+    text = fixture_text("nccl/single_node_dgx_a100.json")
+    assert '"errors":[""]' in text
+    assert parse_nccl.parse(text)[0].errors == []
+    failed = parse_nccl.parse(text.replace('"errors":[""]', '"errors":["NCCL failure common.cu:1000 \'unhandled system error\'"]'))[0]
+    assert failed.errors == ["NCCL failure common.cu:1000 'unhandled system error'"]
+
+
 def test_json_without_end_time_is_incomplete():
     text = fixture_text("nccl/single_node_dgx_a100.json")
     cut = text[: text.index(',"out_of_bounds"')] + "}"
@@ -110,6 +120,7 @@ def test_bus_factor():
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "dgx" / "real"
 DOUBLE_PREFIX = "nccl-all-gather-skypilot-ray-mpirun-tag.txt"
 COMMAND_LINE = "nccl-all-reduce-command-line-nccl-tests-287.txt"
+H100_2_19_6 = "nccl-all-reduce-2.19.6-h100-direct.txt"
 # The command nccl_rdma_gke_h200.yaml runs (SOURCES): the log above is its output, but does not echo it.
 SKYPILOT_COMMAND = "/third_party/nccl-tests/build/all_gather_perf -b 1K -e 8G -f 2 -g 1 -w 5 --iters 100 -c 1"
 
@@ -156,3 +167,13 @@ def test_a_command_line_that_contradicts_the_test_banner_is_an_error():
     assert any("all_gather_perf" in e and "unknown" in e for e in run.errors), run.errors
     agreeing = parse_nccl.parse(text.replace("starting: all_gather_perf", "starting: all_reduce_perf_mpi"))[0]
     assert agreeing.errors == []
+
+
+def test_nccl_tests_2_19_6_as_the_runner_recorded_it_on_an_h100():
+    """all_reduce_perf 2.19.6 (NCCL 2.28.9) on one H100, launched by nccl_runner.py --launcher direct (SOURCES):
+    the version banner line, the Group column of the rank lines, 1 GB rows; one rank has no bus traffic."""
+    run = parse_nccl.parse(real_text(H100_2_19_6))[0]
+    assert run.complete and not run.errors and run.out_of_bounds_ok and run.data_checked
+    assert run.collective == "all_reduce_perf" and run.ranks == 1 and run.nodes == ["vm"]
+    assert len(run.rows) == 28 and run.rows[-1].size == 1 << 30 and run.rows[-1].out_of_place.algbw_gbps == 1505.5
+    assert parse_nccl.peak_busbw(run) == 0.0 and parse_nccl.bus_factor("all_reduce_perf", 1) == 0.0

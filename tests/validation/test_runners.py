@@ -304,6 +304,20 @@ def test_make_dataset_generates_once_and_again_only_when_the_request_changes(tmp
     assert not (tmp_path / "train.tmp").exists()
 
 
+def test_make_dataset_with_imagenet_classes_writes_one_byte_labels(tmp_path):
+    """The production default is 1000 classes (inventories/common); the label is one byte. It crashed with
+    "bytes must be in range(0, 256)" at the 257th record, first seen on an H100 lent to this project."""
+    target = tmp_path / "train"
+    record = 1 + 3 * 4 * 4
+    proc = subprocess.run([sys.executable, str(RUNNERS / "make_dataset.py"), "--dir", str(target),
+                           "--bytes", str(300 * record), "--image-size", "4", "--num-classes", "1000", "--procs", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    data = b"".join((target / s).read_bytes() for s in json.loads((target / "manifest.json").read_text())["shards"])
+    labels = [data[i * record] for i in range(300)]
+    assert labels[:256] == list(range(256)) and labels[256:] == list(range(44))
+
+
 def test_fio_layout_that_cannot_create_a_client_directory_records_why(tmp_path):
     """A full export refuses the client directory: the runner records the reason (exit 0), it does not crash
     without a record (the verdict then names it; tests/validation/test_verdict.py)."""

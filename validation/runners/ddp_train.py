@@ -260,6 +260,9 @@ def main() -> None:
                     doc["rank_samples_per_s"] = per_rank
                     doc["samples_per_s"] = sum(per_rank)
                     doc["ddp"] = False
+                # the runner makes it where it runs; a rank launched elsewhere (torchrun by hand, srun's rank 0 on
+                # another node) must not lose minutes of training at the write (seen on an H100 under torchrun)
+                os.makedirs(args.out_dir, exist_ok=True)
                 path = os.path.join(args.out_dir, f"{mode}-r{k}.json")
                 with open(path + ".tmp", "w", encoding="utf-8") as fh:
                     json.dump(doc, fh, indent=1)

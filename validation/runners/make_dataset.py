@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the real-data training set once on the NFS export: shards of fixed-size uint8 image records.
 
-Record: 1 label byte + 3 x S x S pixel bytes. Pixels are slices of a large random pool at varying offsets,
+Record: 1 label byte (class i mod min(classes, 256)) + 3 x S x S pixel bytes. Pixels are slices of a large random pool at varying offsets,
 so no two records are equal (nothing for a deduplicating or compressing store to shortcut) while the
 generator stays fast enough for a set larger than a client's RAM. The set is written under <dir>.tmp and
 renamed when complete; a set whose manifest matches the request is kept ("generated once").
@@ -18,6 +18,9 @@ import sys
 from multiprocessing import Pool
 
 POOL_BYTES = 64 << 20
+# The label is one byte: with more classes than it holds (ImageNet's 1000, the production default), the records'
+# labels cycle over the first 256. A throughput set needs valid labels, not every class.
+LABEL_VALUES = 256
 
 
 def write_shard(job: tuple[str, int, int, int, int]) -> str:
@@ -26,7 +29,7 @@ def write_shard(job: tuple[str, int, int, int, int]) -> str:
     with open(path, "wb") as fh:
         for i in range(first, first + count):
             start = (i * 7919 * 64) % (POOL_BYTES - record_pixels)
-            fh.write(bytes([i % num_classes]))
+            fh.write(bytes([i % min(num_classes, LABEL_VALUES)]))
             fh.write(pool[start:start + record_pixels])
     return os.path.basename(path)
 
