@@ -19,16 +19,9 @@ description:
   - "Agentless: runs on the control node (action plugin) and sends the switch plain shell commands."
 version_added: "0.2.0"
 author: powerscale-dgx-ra
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  platform:
-    support: full
-    platforms: cumulus
-    details: 'Agentless: runs on the control node (action plugin) and sends the switch plain shell commands over its SSH
-      connection.'
+extends_documentation_fragment:
+  - module_attributes.changes
+  - module_attributes.switch_shell
 options:
   path:
     description: The file on the switch.

@@ -88,12 +88,11 @@ options:
     description: Whether fabric ports get an explicit speed (false for virtual NICs, which have none to set).
     type: bool
     default: true
+extends_documentation_fragment:
+  - module_attributes.reads
 attributes:
   check_mode:
-    support: full
     details: Pure computation on the control node; it reads and changes nothing, so check mode runs it unchanged.
-  diff_mode:
-    support: none
 seealso:
   - module: cumulus_interfaces
   - module: nvue_fabric

@@ -43,19 +43,16 @@ options:
         changed with the mismatches it would repair. Empty to only report.
     type: str
     default: ""
+extends_documentation_fragment:
+  - module_attributes.switch_shell
 attributes:
   check_mode:
     support: full
-    details: 'Read-only, except O(repair_command): in check mode that is not run and the task reports changed with the
-      mismatches it would repair.'
+    details: 'Read-only, except O(repair_command): in check mode that is not run and the task reports changed with the mismatches
+      it would repair.'
   diff_mode:
     support: partial
     details: 'A diff only when O(repair_command) is set and the live state differs: the mismatches it repairs.'
-  platform:
-    support: full
-    platforms: cumulus
-    details: 'Agentless: runs on the control node (action plugin) and sends the switch plain shell commands over its SSH
-      connection.'
 seealso:
   - module: cumulus_fabric_plan
   - module: cumulus_interfaces

@@ -28,16 +28,9 @@ description:
   - Supports check mode and diff mode. It does not reload anything; notify a handler that runs C(ifreload -a).
 version_added: "0.1.0"
 author: powerscale-dgx-ra
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  platform:
-    support: full
-    platforms: cumulus
-    details: 'Agentless: runs on the control node (action plugin) and sends the switch plain shell commands over its SSH
-      connection.'
+extends_documentation_fragment:
+  - module_attributes.changes
+  - module_attributes.switch_shell
 options:
   path:
     description: The interfaces file.

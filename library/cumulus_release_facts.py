@@ -15,16 +15,9 @@ description:
   - "Agentless: runs on the control node (action plugin) and sends the switch one plain shell command."
 version_added: "0.2.0"
 author: powerscale-dgx-ra
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    support: full
-    platforms: cumulus
-    details: 'Agentless: runs on the control node (action plugin) and sends the switch plain shell commands over its SSH
-      connection.'
+extends_documentation_fragment:
+  - module_attributes.reads
+  - module_attributes.switch_shell
 options:
   breakouts:
     description: "The plan's breakouts, parent port to mode (C({swp29: 4x25G}))."

@@ -42,17 +42,12 @@ options:
     description: Seconds each probe command may run before it counts as failed.
     type: int
     default: 60
+extends_documentation_fragment:
+  - module_attributes.reads
+  - module_attributes.dgx_host
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
   facts:
     support: full
-  platform:
-    support: full
-    platforms: posix
-    details: The DGX OS (Ubuntu) host itself.
 notes:
   - Read-only; identical in check mode. An action plugin, one shell command over the task's connection runs every
     probe (no Python is started on the node); the probe, its parsing and the evaluation live in

@@ -73,15 +73,9 @@ options:
     description: Live mount table.
     type: path
     default: /proc/mounts
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  platform:
-    support: full
-    platforms: posix
-    details: The DGX OS (Ubuntu) host itself.
+extends_documentation_fragment:
+  - module_attributes.changes
+  - module_attributes.dgx_host
 notes:
   - In check mode the shares that would be remounted are reported as changed, with a diff; nothing is unmounted.
 seealso:

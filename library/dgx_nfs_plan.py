@@ -59,11 +59,8 @@ options:
     type: list
     elements: dict
     default: []
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+extends_documentation_fragment:
+  - module_attributes.reads
 notes:
   - Pure computation; safe in check mode. Shared code is in module_utils/dgx_nfs.py.
 seealso:

@@ -47,11 +47,8 @@ options:
     description: Mirror settings (enabled, registry, username, ca_path). No password here.
     type: dict
     default: {enabled: false}
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+extends_documentation_fragment:
+  - module_attributes.reads
 seealso:
   - module: host_state
   - name: Role ngc

@@ -42,15 +42,9 @@ options:
         (C(key=value) separated by spaces, empty for none).
     type: dict
     default: {}
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  platform:
-    support: full
-    platforms: posix
-    details: The DGX OS (Ubuntu) host itself.
+extends_documentation_fragment:
+  - module_attributes.changes
+  - module_attributes.dgx_host
 seealso:
   - module: ansible.posix.sysctl
   - module: dgx_facts

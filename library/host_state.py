@@ -55,11 +55,9 @@ options:
     type: list
     elements: str
     default: []
+extends_documentation_fragment:
+  - module_attributes.reads
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
   platform:
     support: full
     platforms: posix

@@ -129,15 +129,7 @@ options:
     default: {}
 extends_documentation_fragment:
   - mlnxos_api
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  platform:
-    support: full
-    platforms: mlnxos
-    details: MLNX-OS, from the control node (JSON API or CLI over SSH); the switch needs no Python.
+  - module_attributes.changes
 notes:
   - Runs on the control node (C(connection=local)); the switch needs no Python.
   - Requires C(paramiko) for the CLI transport.

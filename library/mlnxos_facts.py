@@ -28,15 +28,7 @@ options:
     type: dict
 extends_documentation_fragment:
   - mlnxos_api
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    support: full
-    platforms: mlnxos
-    details: MLNX-OS, from the control node (JSON API or CLI over SSH); the switch needs no Python.
+  - module_attributes.reads
 seealso:
   - module: mlnxos_fabric
   - name: Role qm8700

@@ -56,14 +56,9 @@ options:
         default: static
 extends_documentation_fragment:
   - onefs_api
+  - onefs_api.reads
 notes:
   - Check mode changes nothing either; the module only reads.
-attributes:
-  check_mode:
-    support: full
-    details: Read-only (GET requests and the session login and logout).
-  diff_mode:
-    support: none
 seealso:
   - module: powerscale_info
   - module: powerscale_network_pool

@@ -40,17 +40,14 @@ options:
     default: true
 extends_documentation_fragment:
   - onefs_api
+  - onefs_api.changes
 notes:
   - "The API user needs ISI_PRIV_NS_IFS_ACCESS and ISI_PRIV_NS_TRAVERSE (RESTful Access to Namespace), and write
     permission on the parent directory or ISI_PRIV_IFS_RESTORE. A directory created through the namespace API
     belongs to the API user: giving it to another owner or group (O(owner), O(group)) needs root or
     ISI_PRIV_IFS_RESTORE."
 attributes:
-  check_mode:
-    support: full
-    details: Nothing that changes the cluster is sent in check mode.
   diff_mode:
-    support: full
     details: Owner, group and mode before and after.
 seealso:
   - module: powerscale_nfs_export

@@ -33,12 +33,7 @@ options:
     default: [groupnet0.subnet0]
 extends_documentation_fragment:
   - onefs_api
-attributes:
-  check_mode:
-    support: full
-    details: Read-only (GET requests and the session login and logout).
-  diff_mode:
-    support: none
+  - onefs_api.reads
 seealso:
   - module: powerscale_access
   - module: powerscale_nfs_export

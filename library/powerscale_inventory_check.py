@@ -54,11 +54,9 @@ options:
     elements: str
     choices: [exports, exposure, quotas, smartconnect]
     default: [exports, exposure, quotas, smartconnect]
+extends_documentation_fragment:
+  - module_attributes.reads
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
   platform:
     support: full
     platforms: posix

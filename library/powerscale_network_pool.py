@@ -80,15 +80,12 @@ options:
     type: str
 extends_documentation_fragment:
   - onefs_api
+  - onefs_api.changes
 notes:
   - The API user needs ISI_PRIV_NETWORK (read-write). O(alloc_method=dynamic) and a second pool in a subnet need
     the SmartConnect Advanced licence; the role checks both before it sends anything.
 attributes:
-  check_mode:
-    support: full
-    details: Nothing that changes the cluster is sent in check mode.
   diff_mode:
-    support: full
     details: The managed pool fields before and after.
 seealso:
   - module: powerscale_info

@@ -102,14 +102,11 @@ options:
     type: str
 extends_documentation_fragment:
   - onefs_api
+  - onefs_api.changes
 notes:
   - Check mode and diff mode are supported.
 attributes:
-  check_mode:
-    support: full
-    details: Nothing that changes the cluster is sent in check mode.
   diff_mode:
-    support: full
     details: The managed export fields before and after.
 seealso:
   - module: powerscale_directory

@@ -57,14 +57,11 @@ options:
         type: int
 extends_documentation_fragment:
   - onefs_api
+  - onefs_api.changes
 notes:
   - Check mode and diff mode are supported.
 attributes:
-  check_mode:
-    support: full
-    details: Nothing that changes the cluster is sent in check mode.
   diff_mode:
-    support: full
     details: The thresholds before and after.
 seealso:
   - module: powerscale_directory

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible.plugins.loader import fragment_loader
+from ansible.utils.plugin_docs import add_fragments
 
 from validation.inventory_layers import inventory_args
 
@@ -78,10 +80,15 @@ SUPPORT = {"full", "partial", "none", "N/A"}
 
 
 def _documentation(module: str) -> dict:
-    text = (ROOT / "library" / f"{module}.py").read_text()
-    block = re.search(r'^DOCUMENTATION = r?"""\n(.*?)^"""', text, re.S | re.M)
+    """The module's DOCUMENTATION as ansible-doc shows it: its doc fragments (plugins/doc_fragments, among them
+    the shared attributes of module_attributes) merged in by Ansible's own add_fragments."""
+    path = ROOT / "library" / f"{module}.py"
+    block = re.search(r'^DOCUMENTATION = r?"""\n(.*?)^"""', path.read_text(), re.S | re.M)
     assert block, f"{module}: no DOCUMENTATION string"
-    return yaml.safe_load(block.group(1))
+    doc = yaml.safe_load(block.group(1))
+    fragment_loader.add_directory(str(ROOT / "plugins" / "doc_fragments"))
+    add_fragments(doc, str(path), fragment_loader=fragment_loader, is_module=True)
+    return doc
 
 
 def _seealso_module_exists(name: str) -> bool:

@@ -66,4 +66,9 @@ options:
   name:
     description: Name of the switch in messages (for example its inventory name); the address when omitted.
     type: str
+attributes:
+  platform:
+    support: full
+    platforms: mlnxos
+    details: MLNX-OS, from the control node (JSON API or CLI over SSH); the switch needs no Python.
 """

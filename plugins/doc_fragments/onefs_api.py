@@ -58,3 +58,23 @@ attributes:
     platforms: onefs
     details: The OneFS Platform API (/platform and /namespace), from the control node.
 """
+
+    # The modules that change the cluster (directory, export, pool, quota); each adds its own diff details.
+    CHANGES = r"""
+attributes:
+  check_mode:
+    support: full
+    details: Nothing that changes the cluster is sent in check mode.
+  diff_mode:
+    support: full
+"""
+
+    # The read-only modules (access, info).
+    READS = r"""
+attributes:
+  check_mode:
+    support: full
+    details: Read-only (GET requests and the session login and logout).
+  diff_mode:
+    support: none
+"""
