@@ -56,6 +56,7 @@ options:
         default: static
 extends_documentation_fragment:
   - onefs_api
+  - module_attributes.reads
   - onefs_api.reads
 notes:
   - Check mode changes nothing either; the module only reads.
@@ -63,9 +64,6 @@ seealso:
   - module: powerscale_info
   - module: powerscale_network_pool
   - module: powerscale_nfs_export
-  - name: Role powerscale
-    link: roles/powerscale/README.md
-    description: The role, and the OneFS RBAC role the API user needs.
 """
 
 EXAMPLES = r"""

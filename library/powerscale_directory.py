@@ -40,6 +40,7 @@ options:
     default: true
 extends_documentation_fragment:
   - onefs_api
+  - module_attributes.changes
   - onefs_api.changes
 notes:
   - "The API user needs ISI_PRIV_NS_IFS_ACCESS and ISI_PRIV_NS_TRAVERSE (RESTful Access to Namespace), and write
@@ -53,9 +54,6 @@ seealso:
   - module: powerscale_nfs_export
   - module: powerscale_quota
   - module: powerscale_info
-  - name: Role powerscale
-    link: roles/powerscale/README.md
-    description: The PowerScale role and its inventory variables.
 """
 
 EXAMPLES = r"""

@@ -33,15 +33,13 @@ options:
     default: [groupnet0.subnet0]
 extends_documentation_fragment:
   - onefs_api
+  - module_attributes.reads
   - onefs_api.reads
 seealso:
   - module: powerscale_access
   - module: powerscale_nfs_export
   - module: powerscale_quota
   - module: powerscale_network_pool
-  - name: Role powerscale
-    link: roles/powerscale/README.md
-    description: The PowerScale role.
 """
 
 EXAMPLES = r"""

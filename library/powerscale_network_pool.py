@@ -80,6 +80,7 @@ options:
     type: str
 extends_documentation_fragment:
   - onefs_api
+  - module_attributes.changes
   - onefs_api.changes
 notes:
   - The API user needs ISI_PRIV_NETWORK (read-write). O(alloc_method=dynamic) and a second pool in a subnet need
@@ -90,9 +91,6 @@ attributes:
 seealso:
   - module: powerscale_info
   - module: powerscale_access
-  - name: Role powerscale
-    link: roles/powerscale/README.md
-    description: The PowerScale role and its inventory variables.
 """
 
 EXAMPLES = r"""

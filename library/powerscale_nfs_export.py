@@ -102,6 +102,7 @@ options:
     type: str
 extends_documentation_fragment:
   - onefs_api
+  - module_attributes.changes
   - onefs_api.changes
 notes:
   - Check mode and diff mode are supported.
@@ -113,9 +114,6 @@ seealso:
   - module: powerscale_quota
   - module: powerscale_info
   - module: dgx_nfs_plan
-  - name: Role powerscale
-    link: roles/powerscale/README.md
-    description: The PowerScale role and its inventory variables.
 """
 
 EXAMPLES = r"""

@@ -57,6 +57,7 @@ options:
         type: int
 extends_documentation_fragment:
   - onefs_api
+  - module_attributes.changes
   - onefs_api.changes
 notes:
   - Check mode and diff mode are supported.
@@ -67,9 +68,6 @@ seealso:
   - module: powerscale_directory
   - module: powerscale_nfs_export
   - module: powerscale_info
-  - name: Role powerscale
-    link: roles/powerscale/README.md
-    description: The PowerScale role and its inventory variables.
 """
 
 EXAMPLES = r"""

@@ -23,6 +23,7 @@ for p in (ROOT, ROOT / "tests" / "validation", ROOT / "tests" / "dgx"):
 
 
 def main() -> int:
+    from tests.device_text import outcome_line
     from tests.dgx import bad_outputs as dgx
     from tests.fabric_qm8700 import bad_outputs as qm8700
     from tests.fabric_sn3700v import bad_outputs as sn3700v
@@ -37,7 +38,7 @@ def main() -> int:
         outcomes = suite.run_all()
         print(f"== {name}: {len(outcomes)} cases")
         for o in outcomes:
-            print(suite.line(o))
+            print(getattr(suite, "line", outcome_line)(o))
         total += len(outcomes)
         rejected += sum(o.problem is None for o in outcomes)
     print(f"{total} cases, {rejected} rejected with a clear message, {total - rejected} accepted or crashed")

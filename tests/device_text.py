@@ -71,6 +71,12 @@ def outcome_line(o: Outcome) -> str:
     return f"{'rejected' if o.problem is None else 'WRONG':8} [{o.case.tool}] {o.case.what}: {text[:200]}"
 
 
+def run_corpus(cases: list[Any], judge: Callable[[Any], Outcome], healthy_passes: Callable[[], bool]) -> list[Outcome]:
+    """Every case judged; an empty list when the healthy answers the cases are cut from do not themselves read as
+    healthy (the corpus would prove nothing)."""
+    return [judge(c) for c in cases] if healthy_passes() else []
+
+
 def print_corpus(outcomes: list[Outcome], proves_nothing: str) -> int:
     """A bad-output suite's command line: one line per case, then the totals; exit status 0 only when every case
     was rejected. An empty list means the suite's healthy answers did not read as healthy (``proves_nothing``)."""

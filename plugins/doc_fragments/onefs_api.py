@@ -52,6 +52,10 @@ options:
     default: 1.0
 notes:
   - "Runs on the control node (C(delegate_to: localhost)); it needs only the Python standard library."
+seealso:
+  - name: Role powerscale
+    link: roles/powerscale/README.md
+    description: The PowerScale role and its inventory variables.
 attributes:
   platform:
     support: full
@@ -60,21 +64,17 @@ attributes:
 """
 
     # The modules that change the cluster (directory, export, pool, quota); each adds its own diff details.
+    # (with module_attributes.changes, which says the support levels)
     CHANGES = r"""
 attributes:
   check_mode:
-    support: full
     details: Nothing that changes the cluster is sent in check mode.
-  diff_mode:
-    support: full
 """
 
     # The read-only modules (access, info).
+    # (with module_attributes.reads)
     READS = r"""
 attributes:
   check_mode:
-    support: full
     details: Read-only (GET requests and the session login and logout).
-  diff_mode:
-    support: none
 """

@@ -33,7 +33,7 @@ if str(ROOT / "module_utils") not in ansible.module_utils.__path__:
 import ansible.module_utils.dgx_readiness as dr  # noqa: E402
 from dgx_testlib import dgx_hosts, fixture_text, load_group_vars  # noqa: E402
 
-from tests.device_text import ibstat_set  # noqa: E402
+from tests.device_text import ibstat_set, print_corpus, run_corpus  # noqa: E402
 
 PROD = load_group_vars("production", "dgx")
 DRIVER = str(PROD["dgx_nvidia_driver_version"])
@@ -162,27 +162,8 @@ def healthy_passes() -> bool:
 
 
 def run_all() -> list[Outcome]:
-    """Every case; an empty list when the healthy node itself does not pass (the corpus would prove nothing)."""
-    return [judge(c) for c in CASES] if healthy_passes() else []
-
-
-def line(o: Outcome) -> str:
-    return f"{'rejected' if o.problem is None else 'WRONG':8} [{o.case.tool}] {o.case.what}: {(o.problem or o.reason)[:200]}"
-
-
-def main() -> int:
-    outcomes = run_all()
-    if not outcomes:
-        print("the healthy node does not pass: the corpus proves nothing")
-        return 1
-    for o in outcomes:
-        print(line(o))
-    rejected = sum(o.problem is None for o in outcomes)
-    passed = sum(o.problem == "PASSED" for o in outcomes)
-    crashed = sum((o.problem or "").startswith("crashed") for o in outcomes)
-    print(f"{len(outcomes)} bad outputs, {rejected} rejected with a reason, {passed} passed, {crashed} crashed")
-    return 0 if rejected == len(outcomes) else 1
+    return run_corpus(CASES, judge, healthy_passes)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(print_corpus(run_all(), "the healthy node does not pass: the corpus proves nothing"))

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.device_text import Outcome, cut, judge_call, outcome_line, print_corpus, use_project_modules  # noqa: E402
+from tests.device_text import Outcome, cut, judge_call, print_corpus, run_corpus, use_project_modules  # noqa: E402
 
 use_project_modules()
 
@@ -285,17 +285,8 @@ def healthy_passes() -> bool:
 
 
 def run_all() -> list[Outcome]:
-    """Every case; an empty list when the healthy switch itself does not read as no change."""
-    return [judge(c) for c in CASES] if healthy_passes() else []
-
-
-def line(o: Outcome) -> str:
-    return outcome_line(o)
-
-
-def main() -> int:
-    return print_corpus(run_all(), "the declared switch does not read as no change: the corpus proves nothing")
+    return run_corpus(CASES, judge, healthy_passes)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(print_corpus(run_all(), "the declared switch does not read as no change: the corpus proves nothing"))
