@@ -44,3 +44,26 @@ def lab() -> Any:
     from tests.preflight.preflight_sites import load_site
 
     return load_site("inventories/lab")
+
+
+# Folders whose tests need the running lab (`python -m lab up`) and take minutes: (folder, marker, whole folder).
+# Their tests run only when a marker expression names the marker (`pytest -m lab tests/dgx`, `pytest -m lab_drift
+# tests/drift`, `pytest -m lab_faults tests/faults_lab`, or the full lab flow); otherwise they are deselected, and
+# pytest says so in its summary ("N deselected"). In the first three only the tests marked `lab` need it; in
+# drift (changes made by hand on the running lab, shown by --check --diff and repaired) and faults_lab (faults on
+# the running lab, put back afterwards) every test does.
+LAB_FOLDERS = (("dgx", "lab", False), ("fabric_sn3700v", "lab", False), ("powerscale", "lab", False),
+               ("drift", "lab_drift", True), ("faults_lab", "lab_faults", True))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    expression = config.option.markexpr or ""
+    needs_lab = []
+    for folder, marker, whole in LAB_FOLDERS:
+        if marker in expression:
+            continue
+        here = ROOT / "tests" / folder
+        needs_lab += [i for i in items if here in i.path.parents and (whole or i.get_closest_marker(marker))]
+    if needs_lab:
+        config.hook.pytest_deselected(items=needs_lab)
+        items[:] = [i for i in items if i not in needs_lab]

@@ -194,15 +194,3 @@ def run_playbook(inventory: Path, *args: str, limit: str | None = None, playbook
     except ValueError as exc:
         raise AssertionError(f"ansible-playbook printed no JSON: {proc.stdout[-3000:]} {proc.stderr[-3000:]}") from exc
     return Run(proc.returncode, data, proc.stderr)
-
-
-def pytest_collection_modifyitems(config, items):
-    """Tests marked `lab` need the running lab and take minutes: they run only when a marker expression names
-    `lab` (`pytest -m lab tests/fabric_sn3700v`); otherwise they are deselected, and pytest says so."""
-    if "lab" in (config.option.markexpr or ""):
-        return
-    here = Path(__file__).parent
-    lab_items = [i for i in items if i.get_closest_marker("lab") and here in i.path.parents]
-    if lab_items:
-        config.hook.pytest_deselected(items=lab_items)
-        items[:] = [i for i in items if i not in lab_items]

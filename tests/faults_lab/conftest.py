@@ -14,13 +14,3 @@ from faults.summary import register
 
 def pytest_configure(config: pytest.Config) -> None:
     register(config)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if "lab_faults" in (config.option.markexpr or ""):
-        return
-    here = config.rootpath / "tests" / "faults_lab"
-    lab_items = [i for i in items if here in i.path.parents]
-    if lab_items:
-        config.hook.pytest_deselected(items=lab_items)
-        items[:] = [i for i in items if i not in lab_items]

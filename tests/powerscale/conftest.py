@@ -148,17 +148,6 @@ def run_playbook(tmp_path: Path, playbook: str, *, inventory: str | None = None,
     return PlaybookRun(proc.returncode, proc.stdout, proc.stderr, data)
 
 
-def pytest_collection_modifyitems(config, items):
-    """Tests marked `lab` need the running lab and take minutes: they run only when a marker expression names
-    `lab` (`pytest -m lab tests/powerscale`); otherwise they are deselected, and pytest says so."""
-    if "lab" in (config.option.markexpr or ""):
-        return
-    here = Path(__file__).parent
-    lab_items = [i for i in items if i.get_closest_marker("lab") and here in i.path.parents]
-    if lab_items:
-        config.hook.pytest_deselected(items=lab_items)
-        items[:] = [i for i in items if i not in lab_items]
-
 
 def papi_client(sim: OneFSSimulator, pki: Pki) -> Any:
     """A PAPI client for the test's simulator (trusting the test CA, no pauses between retries)."""
