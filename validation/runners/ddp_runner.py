@@ -30,15 +30,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, scrub_env, wait_for_ranks
-from engines import (
-    ENGINE_GRACE_S,
-    LaunchSpec,
-    cancel_leftovers,
-    job_name,
-    judge_launch,
-    launch_command,
-    note_leftovers,
-)
+from engines import ENGINE_GRACE_S, LaunchSpec, job_name, launch_command, settle_launch
 
 
 def train_args(args: argparse.Namespace) -> list[str]:
@@ -190,11 +182,11 @@ def main(argv: list[str] | None = None) -> int:
         engine_name = "srun" if args.runtime == "pyxis" else args.runtime
         grace = ENGINE_GRACE_S if engine_name in ("srun", "mpirun") else 0.0
         result = run(cmd, log, args.timeout + grace, env=env)
+        text = ""
         if engine_name in ("srun", "mpirun"):
             with open(log, encoding="utf-8", errors="replace") as fh:
-                result = judge_launch(result, engine_name, fh.read())
-        if engine_name == "srun":
-            result = note_leftovers(result, cancel_leftovers(job_name("ddp", args.case)))
+                text = fh.read()
+        result = settle_launch(result, engine_name, text, "ddp", args.case)
     samples = [dict(result, file=f"{m}-r{k}.json", mode=m, finished=now(), console=os.path.basename(log))
                for m in modes for k in range(1, args.repeats + 1)]
     if is_launcher:

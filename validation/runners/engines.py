@@ -322,6 +322,15 @@ def note_leftovers(result: Mapping[str, object], leftovers: list[str]) -> dict[s
     return out
 
 
+def settle_launch(result: Mapping[str, object], engine: str, text: str, stage: str, case: str) -> dict[str, object]:
+    """One engine launch's record, as every runner keeps it: under srun and mpirun the engine's own reasons
+    (judge_launch); under srun also the case's job steps left behind, cancelled and named (note_leftovers)."""
+    out = judge_launch(result, engine, text) if engine in ("srun", "mpirun") else dict(result)
+    if engine == "srun":
+        out = note_leftovers(out, cancel_leftovers(job_name(stage, case)))
+    return out
+
+
 # --- srun --mpi=list and the node check ----------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -32,15 +32,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import add_sample, enroot_uri, init_meta, now, run, run_env_workers, save_meta, scrub_env
-from engines import (
-    ENGINE_GRACE_S,
-    LaunchSpec,
-    cancel_leftovers,
-    job_name,
-    judge_launch,
-    launch_command,
-    note_leftovers,
-)
+from engines import ENGINE_GRACE_S, LaunchSpec, job_name, launch_command, settle_launch
 
 
 def compute_hcas() -> list[str]:
@@ -229,9 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         log = os.path.join(args.out_dir, "launch.log")
         result = run(cmd, log, args.timeout * args.repeats + grace, env=full_env)
         text = _read(log)
-        result = judge_launch(result, args.launcher, text)
-        if args.launcher == "srun":
-            result = note_leftovers(result, cancel_leftovers(job_name("nccl", args.case)))
+        result = settle_launch(result, args.launcher, text, "nccl", args.case)
         tables = split_repeats(text)
         for k in range(1, args.repeats + 1):
             if k in tables:
@@ -242,10 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(1, args.repeats + 1):
         out = os.path.join(args.out_dir, f"r{k}.log")
         result = run(cmd, out, args.timeout + grace, env=full_env)
-        if args.launcher in ("srun", "mpirun"):
-            result = judge_launch(result, args.launcher, _read(out))
-        if args.launcher == "srun":
-            result = note_leftovers(result, cancel_leftovers(job_name("nccl", args.case)))
+        result = settle_launch(result, args.launcher, _read(out), "nccl", args.case)
         add_sample(args.out_dir, dict(result, file=f"r{k}.log", finished=now()))
     return 0
 
