@@ -29,9 +29,7 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]  # run as `python -m tests.<area>.bad_outputs` from there
 
 from tests.device_text import Outcome, cut, judge_call, print_corpus, run_corpus, use_project_modules  # noqa: E402
 

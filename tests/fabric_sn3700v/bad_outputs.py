@@ -31,9 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]  # run as `python -m tests.<area>.bad_outputs` from there
 
 from tests.device_text import Outcome, cut, judge_call, print_corpus, run_corpus, use_project_modules  # noqa: E402
 
