@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ansible.module_utils.inventory_problem import MISSING, Problem
+from ansible.module_utils.inventory_problem import MISSING, Problem, is_int
 
 # Cumulus Linux accepts an interface MTU between 552 and 9216 bytes.
 MTU_MIN = 552
@@ -521,7 +521,7 @@ def clag_pair_problems(clag: Any, switches: Mapping[str, Mapping[str, Any]], lab
             host = other[-1] if other else names[-1]
             out.append(Problem(host, "sn3700v_clag_role", roles.get(host), f"no switch of the CLAG pair is {role}",
                                "set sn3700v_clag_role: primary on one switch and secondary on the other"))
-    prios = {s: p if isinstance(p := switches[s].get("priority"), int) and not isinstance(p, bool) else None
+    prios = {s: p if is_int(p := switches[s].get("priority")) else None
              for s in names}
     first, second = names
     if prios[first] is not None and prios[first] == prios[second]:

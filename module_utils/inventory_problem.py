@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 ERROR = "error"
 WARNING = "warning"
@@ -70,3 +70,8 @@ def render_table(rows: list[Mapping[str, Any]], title: str = "preflight") -> str
 
     sep = "-+-".join("-" * w for w in widths) + "-+-" + "-" * 20
     return "\n".join([head, line(list(cols)), sep, *(line(c) for c in cells)])
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    """An inventory integer: YAML's true/false are bools, which Python counts as ints, and no rule takes them."""
+    return isinstance(value, int) and not isinstance(value, bool)

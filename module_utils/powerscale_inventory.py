@@ -25,10 +25,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ansible.module_utils.inventory_problem import MISSING, Problem
+from ansible.module_utils.inventory_problem import MISSING, Problem, is_int
 
 if TYPE_CHECKING:  # for annotations only: the module may run on a control node python3 older than 3.10
-    from typing import TypeAlias, TypeGuard
+    from typing import TypeAlias
 
     IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -52,10 +52,6 @@ ALLOC_METHODS = ("dynamic", "static")
 OCTAL_MODE_RE = re.compile(r"0?[0-7]{3,4}")
 EXPORTS_FILE = "exports.yml"
 STORAGE_FILE = "storage.yml"
-
-
-def _is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def address(value: Any) -> IPAddress | None:
@@ -212,7 +208,7 @@ def threshold_order_violations(thresholds: Mapping[str, Any]) -> list[tuple[str,
     out: list[tuple[str, int, str, int]] = []
     for low, high in THRESHOLD_ORDER:
         low_v, high_v = thresholds.get(low), thresholds.get(high)
-        if _is_int(low_v) and _is_int(high_v) and low_v > high_v and all(o[0] != low for o in out):
+        if is_int(low_v) and is_int(high_v) and low_v > high_v and all(o[0] != low for o in out):
             out.append((low, low_v, high, high_v))
     return out
 
@@ -255,7 +251,7 @@ def quota_problems(host: str, quotas: Any, exports: Any) -> list[Problem]:
                                    f"use {', '.join(THRESHOLDS)} (remove it or fix its spelling)"))
         for key in THRESHOLDS:
             value = limits.get(key)
-            if value is not None and (not _is_int(value) or value < 1):
+            if value is not None and (not is_int(value) or value < 1):
                 out.append(Problem(host, f"{var}.thresholds.{key}", value,
                                    "must be an integer >= 1 (the API's minimum)",
                                    f"give {'seconds' if key == 'soft_grace_s' else 'bytes'} >= 1, or leave it out "

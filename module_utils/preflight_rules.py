@@ -15,7 +15,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeAlias, TypeGuard
+from typing import Any, TypeAlias
 
 from ansible.module_utils import cumulus_fabric, dgx_nfs, dgx_ngc, mlnxos_fabric, powerscale_inventory
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
@@ -32,7 +32,7 @@ from ansible.module_utils.cumulus_release import (
     parse_release,
     supported_methods,
 )
-from ansible.module_utils.inventory_problem import ERROR, WARNING, Problem, show
+from ansible.module_utils.inventory_problem import ERROR, WARNING, Problem, is_int, show
 from ansible.module_utils.ngc_driver_support import judge as judge_ngc_driver
 from ansible.module_utils.powerscale_inventory import address, ip_between
 from ansible.module_utils.preflight_schema import (
@@ -131,10 +131,6 @@ def as_list(value: Any) -> list[Any]:
 
 def as_dict(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def interface(value: Any) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface | None:
