@@ -88,6 +88,12 @@ options:
     description: Whether fabric ports get an explicit speed (false for virtual NICs, which have none to set).
     type: bool
     default: true
+  port_fec:
+    description:
+      - FEC mode (rs, baser, off) per forced port speed in Gb/s (storage_fabric_port_fec). A port or uplink whose
+        speed the plan forces without a valid mode for it is a problem (cumulus_release.fec_for_forced_speed).
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - module_attributes.reads
 attributes:
@@ -168,6 +174,7 @@ def main() -> None:
             "breakouts": {"type": "dict", "default": {}},
             "speeds_gbps": {"type": "list", "elements": "int", "default": []},
             "port_speed_managed": {"type": "bool", "default": True},
+            "port_fec": {"type": "dict", "default": {}},
         },
         supports_check_mode=True,
     )

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ansible.module_utils.cumulus_release import FEC_MODES, fec_for_forced_speed
 from ansible.module_utils.inventory_problem import MISSING, Problem, is_int
 
 # Cumulus Linux accepts an interface MTU between 552 and 9216 bytes.
@@ -552,7 +553,7 @@ def derive_plan(switch: str, settings: dict[str, Any]) -> tuple[Plan, list[Probl
     """One switch's desired state from the inventory, and every problem found on the way.
 
     ``settings`` keys: method, nics_by_host, port_mtu, vlans, bridge, clag, clag_role, clag_priority,
-    clag_backup_ip, loopback, uplinks, roce, breakouts, speeds_gbps, port_speed_managed.
+    clag_backup_ip, loopback, uplinks, roce, breakouts, speeds_gbps, port_speed_managed, port_fec.
     """
     problems: list[Problem] = []
     method = settings.get("method", "files")
@@ -604,4 +605,24 @@ def derive_plan(switch: str, settings: dict[str, Any]) -> tuple[Plan, list[Probl
     plan.peerlink = _peerlink(switch, settings, vlans, mtu, problems)
     plan.breakouts = _breakouts(switch, settings.get("breakouts"), problems)
     _check_overlaps(switch, plan, problems)
+    problems += forced_speed_fec_problems(switch, plan, settings.get("port_fec"))
     return plan, problems
+
+
+def forced_speed_fec_problems(switch: str, plan: Plan, fec_by_speed: Any) -> list[Problem]:
+    """A port or uplink whose speed the plan forces needs a valid FEC mode for that speed (fec_for_forced_speed):
+    with auto-negotiation off, a Spectrum port left on FEC auto does not link up. One row for the switch."""
+    fec = fec_by_speed if isinstance(fec_by_speed, Mapping) else {}
+    forced = [(p.name, p.speed_gbps) for p in plan.ports] + [(u.name, u.speed_gbps) for u in plan.uplinks]
+    missing = [(name, gbps) for name, gbps in forced if gbps and fec_for_forced_speed(gbps, fec) is None]
+    if not missing:
+        return []
+    speeds = sorted({gbps for _, gbps in missing})
+    # the map as the inventory writes it: speeds are numbers (module arguments arrive with string keys)
+    shown = {int(k) if str(k).isdigit() else k: v for k, v in fec.items()} if fec else MISSING
+    return [Problem(switch, "storage_fabric_port_fec", shown,
+                    f"has no valid FEC mode ({', '.join(FEC_MODES)}) for the forced port speeds {speeds} Gb/s "
+                    f"({', '.join(n for n, _ in missing[:4])}{' ...' if len(missing) > 4 else ''}): with "
+                    "auto-negotiation off, a Spectrum port left on FEC auto does not link up",
+                    "add each speed with the FEC the cable and the host NIC use, e.g. {100: rs, 25: rs}, or set "
+                    "storage_fabric_port_speed_managed: false to leave speed and FEC to autonegotiation")]

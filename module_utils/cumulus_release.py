@@ -248,13 +248,17 @@ def nvue_keys(release: Release) -> NvueKeys:
 
 
 def fec_for_forced_speed(speed_gbps: int | None, fec_by_speed: Mapping[Any, Any] | None) -> str | None:
-    """The FEC to set with a forced speed, from the inventory's speed -> FEC map (keys as ints or strings)."""
+    """The FEC to set with a forced speed, from the inventory's speed -> FEC map (keys as ints or strings); None
+    when the map gives none, or a value that is not one of FEC_MODES. The rule "a forced speed needs a valid FEC"
+    is this function returning None: the plan of both methods (cumulus_fabric.derive_plan, ports and uplinks),
+    nvue_fabric.forced_speed_problems (with the release's breakout lanes) and preflight's rule_forced_speed_fec
+    call it."""
     if speed_gbps is None or not fec_by_speed:
         return None
     for key, value in fec_by_speed.items():
         try:
             if int(str(key).rstrip("Gg")) == int(speed_gbps):
-                return str(value)
+                return str(value) if str(value) in FEC_MODES else None
         except ValueError:
             continue
     return None

@@ -34,6 +34,7 @@ def settings_for(inventory: str, switch: str, **overrides: Any) -> dict[str, Any
         "breakouts": fabric.get("storage_fabric_breakouts", {}),
         "speeds_gbps": fabric["storage_fabric_speeds_gbps"],
         "port_speed_managed": fabric.get("storage_fabric_port_speed_managed", True),
+        "port_fec": fabric.get("storage_fabric_port_fec", {}),
     }
     settings.update(overrides)
     return settings

@@ -121,7 +121,8 @@ def test_forced_speed_without_fec_is_refused_before_the_switch_is_touched(tmp_pa
     run = run_playbook(inventory)
     assert run.stats("swa")["failures"] == 1, run.text()[-3000:]
     failure = run.failure("swa")
-    assert "swa: storage_fabric_port_fec={25: 'rs'} has no valid FEC" in failure
+    # the plan's row (cumulus_fabric.forced_speed_fec_problems): host: variable=value: problem. Fix: fix
+    assert "swa: storage_fabric_port_fec={25: 'rs'}: has no valid FEC" in failure
     assert "forced port speeds [100] Gb/s" in failure and "Fix:" in failure
     assert not target.exists()
 
