@@ -442,6 +442,8 @@ THRESHOLD = Dict(fields={
 
 AUTO = Enum(choices=("auto",))
 SIZE = Str(pattern=r"\d+[KMGT]?", pattern_text="a size like 1M or 64M")
+# fio's file set per client: the validate role (tasks/fio_prepare.yml) splits it over numjobs in MiB, so only M and G
+CLIENT_SIZE = Str(pattern=r"[0-9]+[MmGg]", pattern_text="a size in M or G like 64M or 2G")
 
 VALIDATION_NCCL = Dict(fields={
     "tests_bin": Field(AbsPath()),
@@ -464,7 +466,7 @@ VALIDATION_FIO = Dict(fields={
     "iodepth": Field(Int(1, 1024)),
     "ioengine": Field(Enum(choices=("libaio", "io_uring", "psync", "sync", "posixaio"))),
     "direct": Field(Bool()),
-    "size_per_client": Field(OneOf(options=(SIZE, AUTO))),
+    "size_per_client": Field(OneOf(options=(CLIENT_SIZE, AUTO))),
     "ram_factor": Field(Number(min=1)),
     "runtime_s": Field(Int(1)),
     "server_port": Field(PORT),
