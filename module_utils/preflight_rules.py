@@ -521,8 +521,10 @@ def rule_cumulus_reserved_vlans(site: Site) -> list[Problem]:
 
 
 def rule_forced_speed_fec(site: Site) -> list[Problem]:
-    """A forced port speed needs an explicit FEC (Spectrum: auto-negotiation off and FEC auto does not link up);
-    speed left to the firmware is allowed, with a warning that says what it gives up."""
+    """A forced port speed needs an explicit FEC (Spectrum: auto-negotiation off and FEC auto does not link up):
+    cumulus_release.fec_for_forced_speed, the rule the role's plan refuses on (cumulus_fabric.
+    forced_speed_fec_problems, ports and uplinks), here over every cable and the release's breakout lanes; speed
+    left to the firmware is allowed, with a warning that says what it gives up."""
     switches = site.hosts("sn3700v")
     if not switches:
         return []
@@ -614,8 +616,8 @@ def rule_cumulus_release(site: Site) -> list[Problem]:
 
 
 def rule_clag(site: Site) -> list[Problem]:
-    """The CLAG pair (cumulus_fabric.clag_pair_problems: the role's plan calls the same function with the pair's
-    settings): with CLAG on, two switches, one primary and one secondary, distinct priorities (the lower one is the
+    """The CLAG pair (cumulus_fabric.clag_pair_problems, the pair rules' one home; the role's plan checks each
+    switch's own CLAG settings, derive_plan, and only preflight sees the pair): with CLAG on, two switches, one primary and one secondary, distinct priorities (the lower one is the
     primary), a backup IP pointing at the peer; with CLAG off, every switch standalone."""
     clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
     switches = {s: {"role": site.var(s, "sn3700v_clag_role"), "priority": site.var(s, "sn3700v_clag_priority"),
@@ -1239,10 +1241,21 @@ def collapse(problems: list[Problem], groups: Mapping[str, list[str]]) -> list[P
     return out
 
 
-def evaluate(site: Site) -> list[Problem]:
-    """Every problem of the site, errors first, in rule order."""
+def rule_name(rule: Callable[[Site], list[Problem]]) -> str:
+    """A rule's name as a role asks for it (preflight_rules: [node_model, secrets]): rule_node_model -> node_model."""
+    return rule.__name__.removeprefix("rule_")
+
+
+def evaluate(site: Site, only: Iterable[str] | None = None) -> list[Problem]:
+    """Every problem of the site, errors first, in rule order; ``only``: just the rules of those names (a role's own
+    input check when it runs outside the playbooks: roles/preflight/tasks/rules.yml)."""
+    wanted = None if only is None else set(only)
+    unknown = sorted((wanted or set()) - {rule_name(r) for r in RULES})
+    if unknown:
+        raise ValueError(f"no preflight rule named {unknown}; the rules are {[rule_name(r) for r in RULES]}")
     problems: list[Problem] = []
     for rule in RULES:
-        problems += rule(site)
+        if wanted is None or rule_name(rule) in wanted:
+            problems += rule(site)
     problems = collapse(problems, site.groups)
     return sorted(problems, key=lambda p: p.severity != ERROR)

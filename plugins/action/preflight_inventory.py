@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -51,6 +52,18 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple | set):
         return [plain(v) for v in value]
     return str(value)
+
+
+def row_about(row: Mapping[str, Any], variables: Any, host: Any, hosts: Any) -> bool:
+    """Whether a row counts for a role's own input check (roles/preflight/tasks/rules.yml): about one of
+    ``variables`` (indices written as [], so storage_nics[0].name is storage_nics[].name; a name ending in .* takes
+    every part of it), and about ``host`` or a group (its host column names no inventory host). No variables, no
+    host: every row counts."""
+    variable = re.sub(r"\[\d+\]", "[]", str(row["variable"]))
+    if variables and not any(variable == v or (v.endswith(".*") and variable.startswith(v[:-1]))
+                             for v in map(str, variables)):
+        return False
+    return not host or row["host"] == host or row["host"] not in hosts
 
 
 def reason(exc: Exception) -> str:
@@ -146,7 +159,7 @@ def secret_states(rules: ModuleType, hostvars: Any, groups: Mapping[str, list[st
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("offline", "settings"))
+    _VALID_ARGS = frozenset(("offline", "settings", "rules", "variables", "host"))
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -157,7 +170,13 @@ class ActionModule(ActionBase):
         offline = bool(self._task.args.get("offline", True))
         settings = rules.Settings(**{k: int(v) for k, v in dict(self._task.args.get("settings") or {}).items()})
         site = collect_site(task_vars["hostvars"], task_vars["groups"], offline, settings)
-        rows = [p.as_dict() for p in rules.evaluate(site)]
+        only = self._task.args.get("rules")
+        try:
+            problems = rules.evaluate(site, only=None if only is None else [str(r) for r in only])
+        except ValueError as exc:
+            return dict(result, failed=True, msg=f"rules={only!r}: {exc}")
+        rows = [r for r in (p.as_dict() for p in problems)
+                if row_about(r, self._task.args.get("variables"), self._task.args.get("host"), site.hostvars)]
         errors = sum(1 for r in rows if r["severity"] == rows_module.ERROR)
         result.update(
             changed=False,
@@ -166,6 +185,6 @@ class ActionModule(ActionBase):
             warning_count=len(rows) - errors,
             table=rows_module.render_table(rows, "preflight (inventory)"),
             hosts=len(site.hostvars),
-            rules=len(rules.RULES),
+            rules=len(rules.RULES) if only is None else len(only),
         )
         return result

@@ -53,13 +53,21 @@ EXPECTED = {
                 "dgx03": "dgx03 | nfs_server_map.dgx03.node | isilon99 | ERROR: is not a host of the powerscale group"},
     "ngc": {"dgx01": "dgx01 | ngc_images[0].tag | latest |", "dgx02": "dgx02 | ngc_images[0].digest | sha256:1 |",
             "dgx03": "dgx03 | ngc_mirror.registry | https://registry.lab |"},
-    "dgx_host": {"dgx01": "dgx_model=dgx-h100", "dgx02": "storage_nics is empty", "dgx03": "dgx_model=dgx-a100-40g"},
+    # dgx_host's check is preflight's rules (schema, node_model) through roles/preflight/tasks/rules.yml: the same table
+    "dgx_host": {"dgx01": "dgx01 | dgx_model | dgx-h100 | ERROR: is not a key of dgx_models",
+                 "dgx02": "dgx02 | storage_nics | [] | ERROR: needs at least 1 entry",
+                 "dgx03": "dgx03 | dgx_model | dgx-a100-40g | ERROR: is not a key of dgx_models"},
 }
 FIRST_TASK = {
     "dgx_nfs": "dgx_nfs : Plan and check the NFS mounts of this DGX (controller side, before any change)",
     "ngc": "ngc : Plan and check the NGC images (controller side, before any change)",
-    "dgx_host": "dgx_host : Check the readiness expectations of this node's model",
+    "dgx_host": "Check the readiness expectations of this node's model (preflight's rules)",  # include_role: no prefix
 }
+# The tasks of a check that is preflight's rules phase (include_role preflight, preflight_phase: rules), after the
+# including task; the last one fails. None of them changes anything.
+RULES_PHASE = ("preflight : Validating arguments against arg spec", "preflight : Run the preflight phase rules",
+               "preflight : Preflight | evaluate ", "preflight : Preflight | stop before any change")
+ROLES_CHECKED_BY_PREFLIGHT = {"dgx_host"}
 
 
 def _inventory(role: str) -> dict:
@@ -94,16 +102,18 @@ def test_role_refuses_bad_input_before_any_change(role, tmp_path):
     folded = re.sub(r" +\|", " |", out)
     for host, fragment in EXPECTED[role].items():
         assert f"{host}" in out and fragment in folded, f"{host}: {fragment!r} not in output:\n{out[-4000:]}"
+    chain = RULES_PHASE if role in ROLES_CHECKED_BY_PREFLIGHT else ()
     recap = out[out.index("PLAY RECAP"):]
     for host in CASES[role]:
-        # ok=1 at most: the role's argument_specs validation, which changes nothing
+        # ok: only the role's argument_specs validation and the check's own steps, which change nothing
         line = next(li for li in recap.splitlines() if li.startswith(host))
         assert "changed=0" in line and "failed=1" in line, line
         ok_count = int(line.split("ok=")[1].split()[0])
-        assert ok_count <= 1, f"{host}: {ok_count} task(s) ran before the input was checked:\n{out[-3000:]}"
+        assert ok_count <= 1 + len(chain), f"{host}: {ok_count} task(s) ran before the input was checked:\n{out[-3000:]}"
     tasks = re.findall(r"^TASK \[([^\]]+)\]", out, re.M)
-    assert len(tasks) == 2 and tasks[0].startswith(f"{role} : Validating arguments against arg spec"), tasks
+    assert len(tasks) == 2 + len(chain) and tasks[0].startswith(f"{role} : Validating arguments against arg spec"), tasks
     assert tasks[1] == FIRST_TASK[role], tasks
+    assert all(t.startswith(step) for t, step in zip(tasks[2:], chain, strict=True)), tasks
 
 
 def test_ngc_role_shows_no_secret_even_verbose_and_failing(tmp_path):
@@ -127,7 +137,8 @@ def test_ngc_role_shows_no_secret_even_verbose_and_failing(tmp_path):
                            str(playbook), "--check", "-vvv", "-e", f"@{extra_file}"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
-    # The secret is templated at least by the argument_specs validation and the no_log presence check; the
+    # The secret is templated at least by the argument_specs validation and by preflight's secrets rule; the
     # login task is reached where this machine has a docker service (check mode does not start it).
-    assert "TASK [ngc : Tell whether the registry secret is set, without showing it]" in out, out[-3000:]
+    # (preflight's secrets rule, the role's own check when it runs alone, templates them: roles/preflight/tasks/rules.yml)
+    assert "TASK [preflight : Preflight | evaluate this role's rules secrets]" in out, out[-3000:]
     assert key not in out and password not in out

@@ -194,6 +194,19 @@ def test_bad_quota_stops_before_any_request(sim, pki, tmp_path):
     assert sim.requests == []
 
 
+def test_role_alone_runs_preflights_rules_for_the_endpoint_and_its_password(sim, pki, tmp_path):
+    """Run on its own (no preflight in the play), the role's input check is preflight's own rules for its
+    variables (schema, secrets: roles/preflight/tasks/rules.yml): an empty password and a port out of range stop it
+    before any request, in the one table, without the password's value."""
+    bad_port = inventory(sim, pki).replace(f"powerscale_api_port: {sim.port}", "powerscale_api_port: 70000")
+    run = run_playbook(tmp_path, PLAYBOOK, inventory=bad_port, env={"POWERSCALE_API_PASSWORD": ""})
+    assert run.rc != 0
+    msg = run.result("preflight : Preflight | stop before any change when these variables have errors")["msg"]
+    assert "powerscale_api_password" in msg and "resolves empty" in msg, msg
+    assert "powerscale_api_port" in msg and "70000" in msg, msg
+    assert sim.requests == []
+
+
 def test_old_onefs_release_is_refused_before_any_change(sim, pki, tmp_path, monkeypatch):
     import lab.onefs_sim.model as model
 
