@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible.module_utils.inventory_problem import Problem
+from ansible.module_utils.inventory_problem import Problem, is_hostname
 
 NFS_VERSIONS = ("3", "4.0", "4.1", "4.2")
 PROTOCOLS = ("tcp", "rdma")
@@ -307,9 +307,17 @@ def select_server(
     """The NFS server `host` mounts from, by nfs_server_mode. nodes: (powerscale host, its storage_nics)."""
     if mode == "smartconnect":
         zone = (smartconnect or {}).get("zone", "")
-        if not (smartconnect or {}).get("enabled", False) or not zone:
-            return None, [Problem(host, "nfs_server_mode", mode, "powerscale_smartconnect is disabled or has no zone",
-                                  "enable powerscale_smartconnect with a zone, or use static / round_robin")]
+        problems = []
+        if (smartconnect or {}).get("enabled") is not True:
+            problems.append(Problem(host, "nfs_server_mode", mode,
+                                    "needs powerscale_smartconnect.enabled: true; SmartConnect is disabled",
+                                    "enable SmartConnect, or use nfs_server_mode: static or round_robin"))
+        if not (isinstance(zone, str) and "." in zone and is_hostname(zone)):
+            problems.append(Problem(host, "powerscale_smartconnect.zone", zone,
+                                    "nfs_server_mode smartconnect mounts <zone>:<export>; this is not a DNS name",
+                                    "set the SmartConnect zone name, e.g. dl.storage.example.com"))
+        if problems:
+            return None, problems
         return ServerChoice(server=str(zone), reason=f"SmartConnect zone {zone}"), []
     if mode == "static":
         entry = (server_map or {}).get(host)

@@ -9,6 +9,7 @@ reads the same wherever it is caught. ``line()`` is its one-line form (a module'
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -75,3 +76,11 @@ def render_table(rows: list[Mapping[str, Any]], title: str = "preflight") -> str
 def is_int(value: Any) -> TypeGuard[int]:
     """An inventory integer: YAML's true/false are bools, which Python counts as ints, and no rule takes them."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+# A DNS name (RFC 1123 labels, at most 253 characters); schema types and the SmartConnect zone rule use it.
+HOSTNAME_RE = r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+
+
+def is_hostname(value: Any) -> bool:
+    return isinstance(value, str) and re.fullmatch(HOSTNAME_RE, value) is not None

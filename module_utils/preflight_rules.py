@@ -38,7 +38,6 @@ from ansible.module_utils.powerscale_inventory import address, ip_between
 from ansible.module_utils.preflight_schema import (
     MISSING,
     VARIABLES,
-    is_hostname,
 )
 
 GROUPS = ("dgx", "powerscale", "sn3700v", "qm8700")
@@ -901,8 +900,8 @@ def _server_row(site: Site, host: str, problem: Problem) -> Problem:
 
 
 def rule_server_mapping(site: Site) -> list[Problem]:
-    """Each DGX mounts from an existing PowerScale node + NIC (static map, round robin: dgx_nfs.select_server, which
-    the role's plan calls too) or a SmartConnect zone; across features: a mapped NIC on the DGX's own switch when
+    """Each DGX mounts from an existing PowerScale node + NIC (static map, round robin) or a SmartConnect zone that is
+    enabled and a DNS name: dgx_nfs.select_server, which the role's plan calls too; across features: a mapped NIC on the DGX's own switch when
     CLAG is on, and no map entry for a host that is not a DGX."""
     out: list[Problem] = []
     dgx = site.hosts("dgx")
@@ -913,15 +912,9 @@ def rule_server_mapping(site: Site) -> list[Problem]:
     for host in dgx:
         mode = site.var(host, "nfs_server_mode")
         if mode == "smartconnect":
-            if as_dict(smart).get("enabled") is not True:
-                out.append(Problem(site.label(host, "nfs_server_mode"), "nfs_server_mode", mode,
-                                   "needs powerscale_smartconnect.enabled: true",
-                                   "enable SmartConnect, or use nfs_server_mode: static"))
-            zone = as_dict(smart).get("zone")
-            if not (isinstance(zone, str) and "." in zone and is_hostname(zone)):
-                out.append(Problem(smart_label, "powerscale_smartconnect.zone", zone,
-                                   "nfs_server_mode smartconnect mounts <zone>:<export>; this is not a DNS name",
-                                   "set the SmartConnect zone name, e.g. dl.storage.example.com"))
+            rows = dgx_nfs.select_server(mode, host, dgx, None, node_nics, dict(as_dict(smart)))[1]
+            out += [replace(p, host=smart_label) if p.variable.startswith("powerscale_smartconnect")
+                    else _server_row(site, host, p) for p in rows]
         elif mode in ("static", "round_robin"):
             smap = site.var(host, "nfs_server_map")
             choice, rows = dgx_nfs.select_server(mode, host, dgx, smap if isinstance(smap, dict) else None,

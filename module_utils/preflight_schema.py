@@ -22,7 +22,7 @@ from ansible.module_utils.cumulus_fabric import (
     SN3700V_PORTS,
 )
 from ansible.module_utils.cumulus_release import FEC_MODES
-from ansible.module_utils.inventory_problem import MISSING
+from ansible.module_utils.inventory_problem import MISSING, is_hostname
 from ansible.module_utils.mlnxos_fabric import IB_SPEEDS as QM8700_SPEEDS
 from ansible.module_utils.mlnxos_fabric import IPOIB_MTUS
 
@@ -176,11 +176,6 @@ class Network(Spec):
             value, path, "is not a network NETWORK/PREFIX", self.hint or "e.g. 198.51.100.0/24")
 
 
-HOSTNAME_RE = r"(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
-
-
-def is_hostname(value: Any) -> bool:
-    return isinstance(value, str) and re.fullmatch(HOSTNAME_RE, value) is not None
 
 
 def is_ip(value: Any) -> bool:

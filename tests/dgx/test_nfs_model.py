@@ -149,6 +149,12 @@ def test_smartconnect_mode_uses_the_zone_name_or_refuses_when_disabled():
     assert problems and "disabled" in problems[0].problem
 
 
+def test_smartconnect_zone_must_be_a_dns_name_for_the_plan_as_for_preflight():
+    # one rule (dgx_nfs.select_server, which preflight's rule_server_mapping calls): the plan took any non-empty zone
+    _choice, problems = select_server("smartconnect", "dgx01", DGX, {}, [], {**SMARTCONNECT, "zone": "storage"})
+    assert [(p.variable, p.value) for p in problems] == [("powerscale_smartconnect.zone", "storage")]
+
+
 def test_unknown_mode_is_refused():
     _choice, problems = select_server("anycast", "dgx01", DGX, {}, [], None)
     assert problems[0].variable == "nfs_server_mode"
