@@ -70,6 +70,27 @@ def test_iperf3_client_asked_for_more_streams_or_failing_is_a_fail(tmp_path):
     assert check.status == FAIL and any("cannot start" in r for r in check.reasons)
 
 
+def test_a_refused_connection_is_tried_once_more_and_a_server_still_down_fails(tmp_path):
+    """A server resetting between tests refuses a client that starts right after the last (the lab's storage-all
+    r2, iperf3 3.12): the runner tries once more after a pause and records why; refused twice, the sample fails."""
+    refused = REAL / "iperf3-connection-refused-3.12-lab.json"
+    flaky = _script(tmp_path / "iperf3-flaky", f"#!/bin/sh\nif [ -e {tmp_path}/once ]; then cat "
+                    f"{REAL}/iperf3-tcp-1stream-3.9-cloudpilot.json; else touch {tmp_path}/once; cat {refused}; fi\n")
+    out = tmp_path / "a"
+    _runner("--phase", "iperf3", "--case", "storage-dgx01", "--out-dir", str(out), "--server", "168.1.194.92",
+            "--streams", "1", "--seconds", "10", "--reverse", "0", "--iperf3", str(flaky))
+    sample = json.loads((out / "meta.json").read_text())["samples"][0]
+    assert sample["retried_after"] == "unable to connect to server: Connection refused"
+    check, values = judge_path_case(out, "storage-dgx01", 1)
+    assert check.status == PASS and values == [46234426.367386788 / 8e6]
+    down = _script(tmp_path / "iperf3-down", f"#!/bin/sh\ncat {refused}\n")
+    out = tmp_path / "b"
+    _runner("--phase", "iperf3", "--case", "storage-dgx01", "--out-dir", str(out), "--server", "198.51.100.21",
+            "--iperf3", str(down))
+    check, values = judge_path_case(out, "storage-dgx01", 1)
+    assert check.status == FAIL and values == [None] and any("Connection refused" in r for r in check.reasons)
+
+
 def test_iperf3_server_start_and_stop_signal_only_the_pid_it_started(tmp_path):
     # a stand-in daemon: the shell running this script is named iperf3 (its comm), as the real server is
     fake = _script(tmp_path / "iperf3", "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = -I ] && pidfile=$2; shift; done\n"
