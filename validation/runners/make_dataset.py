@@ -26,10 +26,11 @@ LABEL_VALUES = 256
 def write_shard(job: tuple[str, int, int, int, int]) -> str:
     path, first, count, record_pixels, num_classes = job
     pool = os.urandom(POOL_BYTES)
+    labels = min(num_classes, LABEL_VALUES)
     with open(path, "wb") as fh:
         for i in range(first, first + count):
             start = (i * 7919 * 64) % (POOL_BYTES - record_pixels)
-            fh.write(bytes([i % min(num_classes, LABEL_VALUES)]))
+            fh.write(bytes([i % labels]))
             fh.write(pool[start:start + record_pixels])
     return os.path.basename(path)
 
