@@ -616,8 +616,9 @@ def rule_cumulus_release(site: Site) -> list[Problem]:
 
 def rule_clag(site: Site) -> list[Problem]:
     """The CLAG pair (cumulus_fabric.clag_pair_problems, the pair rules' one home; the role's plan checks each
-    switch's own CLAG settings, derive_plan, and only preflight sees the pair): with CLAG on, two switches, one primary and one secondary, distinct priorities (the lower one is the
-    primary), a backup IP pointing at the peer; with CLAG off, every switch standalone."""
+    switch's own CLAG settings, derive_plan, and only preflight sees the pair): with CLAG on, two switches, one
+    primary and one secondary, distinct priorities (the lower one is the primary), a backup IP pointing at the
+    peer; with CLAG off, every switch standalone."""
     clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
     switches = {s: {"role": site.var(s, "sn3700v_clag_role"), "priority": site.var(s, "sn3700v_clag_priority"),
                     "backup_ip": site.var(s, "sn3700v_clag_backup_ip"), "address": site.var(s, "ansible_host")}
@@ -901,8 +902,8 @@ def _server_row(site: Site, host: str, problem: Problem) -> Problem:
 
 def rule_server_mapping(site: Site) -> list[Problem]:
     """Each DGX mounts from an existing PowerScale node + NIC (static map, round robin) or a SmartConnect zone that is
-    enabled and a DNS name: dgx_nfs.select_server, which the role's plan calls too; across features: a mapped NIC on the DGX's own switch when
-    CLAG is on, and no map entry for a host that is not a DGX."""
+    enabled and a DNS name: dgx_nfs.select_server, which the role's plan calls too; across features: a mapped NIC
+    on the DGX's own switch when CLAG is on, and no map entry for a host that is not a DGX."""
     out: list[Problem] = []
     dgx = site.hosts("dgx")
     node_nics = [(h, [dict(n) for _, n in nics(site, h)]) for h in site.hosts("powerscale")]
