@@ -9,7 +9,9 @@ install (scripts/install.sh), image build (`python -m lab build`; `--cold`: into
 else the cache `lab up` uses), boot (`python -m lab up`), the whole `site.yml` (each stage from its plays'
 task timings: the ansible.posix.profile_tasks callback, enabled for these runs), each validation case (the
 run's raw meta.json: launcher wall time per sample), and the no-op re-run (`site.yml --skip-tags validate`
-on the converged lab) with its ratio to the first converge of the same stages (issue target: <= 0.3).
+on the converged lab) with its ratio to the first converge of the same stages (target: <= 0.3).
+Beside the figures it prints the machine's calibration (benchmarks/calibration.py): the host workload before the
+install, and `python3 -c 'import torch'` in the clone's dgx01 once the lab is up (docs/benchmarks.md).
 The clone's lab uses the inventory's ports, so a developers' lab must be down first (`python -m lab down`);
 the benchmark takes its own lab down at the end unless --keep.
 
@@ -30,8 +32,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from calibration import Calibration, host_workload_seconds, measure, vm_import_torch_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -161,11 +165,14 @@ def full(args: argparse.Namespace) -> int:
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     py = str(clone / ".venv" / "bin" / "python")
     rows: list[tuple[str, float]] = []
+    host_before = measure()
+    print(host_before.line(), flush=True)
     try:
         rows.append(("install", _step("install", ["./scripts/install.sh", "--lab"], clone, env, logs)[0]))
         rows.append(("image build" + (" (cold cache)" if args.cold else " (warm cache)"),
                      _step("image build", [py, "-m", "lab", "build"], clone, env, logs)[0]))
         rows.append(("boot (lab up)", _step("boot", [py, "-m", "lab", "up"], clone, env, logs)[0]))
+        vm_torch = vm_import_torch_seconds("dgx01", clone, env, py)
         site_bin = str(clone / ".venv" / "bin" / "ansible-playbook")
         _, out = _step("site", [site_bin, "site.yml"], clone, env, logs)
         first = stage_times(out)
@@ -179,9 +186,13 @@ def full(args: argparse.Namespace) -> int:
         print()
         print_table(rows)
         print(f"\nno-op re-run / first converge of the same stages: {noop_ratio(first, noop):.2f} (target <= 0.30)")
-        print(f"machine: {os.cpu_count()} cores; logs in {logs}")
+        cal = Calibration(host_before.host_workload_s, host_before.cpus, host_before.load_average, "dgx01",
+                          round(vm_torch, 2))
+        print(cal.line())
+        print(f"host workload after the run: {host_workload_seconds():.2f} s; logs in {logs}")
         if args.json:
-            print(json.dumps({"rows": rows, "noop_ratio": noop_ratio(first, noop)}, indent=1))
+            print(json.dumps({"rows": rows, "noop_ratio": noop_ratio(first, noop), "calibration": asdict(cal)},
+                             indent=1))
     finally:
         if not args.keep:
             subprocess.run([py, "-m", "lab", "down"], cwd=clone, env=env, capture_output=True, check=False)
@@ -195,6 +206,7 @@ def from_log(args: argparse.Namespace) -> int:
     print_table(rows_for(first, noop, cases))
     if noop is not None:
         print(f"\nre-run / first converge of the same stages: {noop_ratio(first, noop):.2f}")
+    print(f"{measure().line()} (this machine now, not necessarily the machine of the log)")
     return 0
 
 

@@ -7,7 +7,8 @@ Cached: the same build against the cache `lab up` uses (a hash lookup when it is
 Boot and iperf3 run on a lab of their own (LAB_RUN_DIR in a temporary directory, LAB_PORT_OFFSET 4000 unless set,
 no host services), so a developers' lab on the contract ports keeps running. The switch VM is bridged by hand
 (lab/smoke.py, the README's smoke test) before iperf3. Any step that fails makes the benchmark exit non-zero
-with the reason; no figure is printed for a step that did not run.
+with the reason; no figure is printed for a step that did not run. The figures come with the machine's
+calibration (benchmarks/calibration.py: the host workload, and `import torch` in dgx01 of the benchmark's lab).
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from calibration import measure  # noqa: E402
 
 from lab import images, smoke  # noqa: E402
 from lab.topology import load_topology  # noqa: E402
@@ -86,6 +90,8 @@ def main() -> int:
         figures["boot_complete_s"] = max(state["ready_s"].values())
         figures["degraded_units"] = state["degraded"]
         figures["load_after_boot"] = os.getloadavg()[0]
+        calibration = measure("dgx01", ROOT, env)
+        figures["calibration"] = asdict(calibration)
         status = json.loads(lab_cli(env, "status", "--json"))
         nodes = {n["name"]: n for n in status["nodes"]}
         ports = sorted(n for n, nic in nodes["sn3700v01"]["nics"].items() if nic["kind"] == "listen")
@@ -117,6 +123,7 @@ def main() -> int:
           f"{figures['load_after_boot']:.1f} after boot (other labs and jobs share these cores)")
     print(f"  iperf3 dgx01 -> powerscale01 via sn3700v01 bridge: {figures['iperf3_dgx01_to_powerscale01_Mbit_s']} Mbit/s "
           f"({a.iperf_seconds} s, MTU 9000, retransmits {figures['iperf3_retransmits']})")
+    print(f"  {calibration.line()}")
     if a.json:
         print(json.dumps(figures, indent=2))
     return 0
