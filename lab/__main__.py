@@ -1,4 +1,4 @@
-"""`python -m lab`: see lab/cli.py and lab/README.md."""
+"""`python -m lab`: see lab/cli.py and docs/lab.md."""
 
 import sys
 

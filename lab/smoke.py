@@ -1,4 +1,4 @@
-"""The lab's smoke test steps as shell snippets: lab/README.md shows them, tests/lab runs exactly these.
+"""The lab's smoke test steps as shell snippets: docs/lab.md shows them, tests/lab runs exactly these.
 
 They configure sn3700v01 by hand (a plain Linux bridge over its swp ports, jumbo MTU), export a directory of
 powerscale01's /ifs with knfsd and mount it on a DGX with the project's NFS options.
