@@ -87,7 +87,8 @@ class Project:
         proc = subprocess.run(args, cwd=self.root, capture_output=True, text=True, timeout=120, check=False)
         if proc.returncode != 0:
             raise AssertionError(f"{' '.join(args)} exited {proc.returncode}: {proc.stderr[-500:]}")
-        return frozenset(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", proc.stdout))
+        own = frozenset(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", proc.stdout))
+        return own | (self.flags((kind, target)) or frozenset()) if sub else own  # a subcommand: the global ones too
 
     def subcommands(self, kind: str, target: str) -> frozenset[str]:
         key = ("subcommands", kind, target)
@@ -441,6 +442,10 @@ def known_words(root: Path) -> frozenset[str]:
         if ".venv" not in source.parts:
             words |= set(re.findall(r"^\s*(?:def|class) (\w+)", source.read_text(errors="replace"), re.M))
     words |= set(yaml.safe_load((root / "validation/metrics.yml").read_text())["metrics"])
+    prom = (root / "validation/prom.py").read_text()   # the Prometheus families the report writes
+    prefix = re.search(r'^PREFIX = "(\w+)"', prom, re.M)
+    if prefix:
+        words |= {f"{prefix.group(1)}_{name}" for name in re.findall(r"\{PREFIX\}_(\w+)", prom)}
     # Values the inventories give (derive names, modes): a page quoting one names a value, not a variable.
     for vars_file in root.glob("inventories/*/group_vars/all/*.yml"):
         words |= set(re.findall(r":\s*([a-z][a-z0-9_]*)\b", vars_file.read_text()))
