@@ -35,6 +35,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 GENERATED = ("results", ".venv", ".cache", "dist", "lab/.run")
 # The example site of docs/deploying.md, which a reader creates: `cp -r inventories/production inventories/mysite`.
 EXAMPLE_SEGMENTS = {"mysite"}
+MAX_LINE = 120
 SHELL_LANGS = {"sh", "bash", "shell", "console"}
 SHELL_WORDS = {"cd", "export", "set", "for", "do", "done", "if", "then", "else", "fi", "while", "case", "esac",
                "echo", "source", ".", "test", "[", "exit", "true", "false", "unset", "wait", "kill"}
@@ -369,6 +370,12 @@ def check_thresholds(project: Project, name: str, prose: str) -> list[str]:
     return problems
 
 
+def check_line_lengths(name: str, prose: str) -> list[str]:
+    """Prose lines at most 120 characters (tables and code blocks may be wider)."""
+    return [f"{name}:{n}: {len(line)} characters (at most {MAX_LINE} outside tables and code)"
+            for n, line in enumerate(prose.splitlines(), 1) if len(line) > MAX_LINE and not line.startswith("|")]
+
+
 def check_page(project: Project, page: Path) -> list[str]:
     text = page.read_text()
     name = str(page.relative_to(project.root)) if page.is_relative_to(project.root) else page.name
@@ -376,7 +383,8 @@ def check_page(project: Project, page: Path) -> list[str]:
     commands = page_commands(name, prose, blocks)
     return (check_links(page, text) + check_paths(project, name, prose, commands)
             + check_commands(project, commands) + check_tag_tables(project, name, prose)
-            + check_variables(project, name, prose) + check_thresholds(project, name, prose))
+            + check_variables(project, name, prose) + check_thresholds(project, name, prose)
+            + check_line_lengths(name, prose))
 
 
 # --- what the repository holds -------------------------------------------------------------------------------
@@ -541,6 +549,7 @@ def test_a_good_page_passes(project, tmp_path):
     ("unknown sub-key", "`validation_nccl.gpus_per_proces`", "declares validation_nccl.gpus_per_proces"),
     ("unknown extra variable", "`ansible-playbook site.yml -e preflight_ofline=true`", "undeclared variable"),
     ("command that does not resolve", "```sh\nno-such-command --now\n```", "`no-such-command` is neither"),
+    ("prose line too long", "word " * 30, "characters (at most 120"),
     ("venv command that does not resolve", "```sh\n.venv/bin/no-such-tool\n```", "is neither"),
 ])
 def test_a_defect_fails_the_checker(project, tmp_path, defect, body, expected):
