@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,13 +237,21 @@ def repeat_problems(tool: str, meta: dict[str, Any], case_dir: Path, site_repeat
     return out
 
 
-def problems(tool: str, meta: dict[str, Any], done: dict[str, Any], extra: dict[str, Any] | None = None
+def for_sample(tool: str, asked: dict[str, Any], sample: dict[str, Any] | None) -> dict[str, Any]:
+    """The asked values of one sample: the case's, and those the launch recorded on the sample itself (the HCA of
+    an ib_write_bw report) for a parameter the case does not name."""
+    own = {p.asked: sample[p.asked] for p in load()[tool].params
+           if sample and p.asked in sample and p.asked not in asked}
+    return dict(asked, **own)
+
+
+def problems(tool: str, meta: dict[str, Any], done: dict[str, Any], sample: dict[str, Any] | None = None
              ) -> list[str]:
-    """One sample's parameters asked against done (extra: asked values of the sample itself, an HCA)."""
+    """One sample's parameters asked against done."""
     asked = asked_of(meta)
     if asked is None:
         return ["meta.json records no asked parameters (asked): what ran cannot be compared with what was asked"]
-    return compare(tool, dict(asked, **(extra or {})), done)
+    return compare(tool, for_sample(tool, asked, sample), done)
 
 
 def _nccl_done(text: str) -> dict[str, Any]:
@@ -281,3 +290,27 @@ def _perftest_done(text: str) -> dict[str, Any]:
 # the table is a key of its tool's done()).
 DONE = {"nccl-tests": _nccl_done, "fio": _fio_done, "ddp_train": _ddp_done, "iperf3": _iperf3_done,
         "ib_write_bw": _perftest_done}
+
+
+def markdown() -> str:
+    """The table as docs/asked-vs-done.md shows it (tests/validation/test_asked_vs_done.py keeps them equal): per
+    tool, each parameter, where the launch writes it, how it is compared and where the tool prints it; then the
+    fractions with their reasons."""
+    lines: list[str] = []
+    for tool in load().values():
+        lines += [f"### {tool.stage}: {tool.name}", "", f"Repeats: one `{tool.files}` per asked repeat"
+                  + (", as many as `validation_repeats`." if tool.site_repeats else "."), "",
+                  "| parameter | asked (`meta.json` asked) | compared | done (the tool's output) |", "|---|---|---|---|"]
+        for p in tool.params:
+            how = f">= {p.fraction:.0%} of asked" if p.compare == "at_least" else p.compare
+            if p.when:
+                how += " (when " + ", ".join(f"{k} {v}" for k, v in p.when.items()) + ")"
+            lines.append(f"| `{p.name}` | `{p.asked}` | {how} | {p.done} |")
+        lines.append("")
+    lines += ["### The fractions and why", ""]
+    for tool in load().values():
+        for p in tool.params:
+            if p.compare == "at_least":
+                lines.append(textwrap.fill(f"- {tool.name} `{p.name}`, at least {p.fraction:.0%} of `{p.asked}`: "
+                                           f"{p.why}", width=120, subsequent_indent="  "))
+    return "\n".join(lines) + "\n"

@@ -174,10 +174,11 @@ def done(result: FioResult) -> dict[str, Any]:
     out.update(size=result.options.get("size"), directory=result.options.get("directory"),
                clients=sorted({client_key(j) for j in result.clients if j.hostname}))
     jobs = result.clients or result.jobs
-    times = [j.read.runtime_ms if j.read else None for j in jobs]
-    moved = [j.read.io_bytes if j.read else None for j in jobs]
-    out["read_s"] = min(times) / 1000 if times and None not in times else None  # type: ignore[type-var]
-    out["read_bytes"] = min(moved) if moved and None not in moved else None  # type: ignore[type-var]
+    times = [j.read.runtime_ms for j in jobs if j.read and j.read.runtime_ms is not None]
+    moved = [j.read.io_bytes for j in jobs if j.read and j.read.io_bytes is not None]
+    # a client that printed no read time or volume leaves it unknown: the comparison then fails closed
+    out["read_s"] = min(times) / 1000 if jobs and len(times) == len(jobs) else None
+    out["read_bytes"] = min(moved) if jobs and len(moved) == len(jobs) else None
     return out
 
 

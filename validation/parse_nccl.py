@@ -49,6 +49,8 @@ _NCCL_VERSION = re.compile(r"NCCL version (\S+)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+)")
 _ERROR_LINE = re.compile(r"(NCCL error|Test NCCL failure|Test CUDA failure|Test failure|CANCELLED AT|Aborted|Segmentation fault)", re.I)
 _WARN_LINE = re.compile(r"NCCL WARN")
+# The lab's stand-in (validation/runners/gloo_allreduce.py) says what it is above its table
+_STANDIN = re.compile(r"^#\s*lab stand-in:")
 
 # The per-placement columns, in the order nccl-tests prints them after the key columns.
 _PLACEMENT_COLS = ("time", "algbw", "busbw", "wrong")
@@ -89,6 +91,7 @@ class NcclRun:
     data_checked: bool | None = None
     sweep: dict[str, Any] | None = None     # {min_bytes, max_bytes, step, step_kind} from the header line
     header: dict[str, int] = field(default_factory=dict)  # {nthread, ngpus, warmup_iters, iters} from that line
+    standin: bool = False   # printed by the lab's gloo stand-in ("# lab stand-in: ..."), not by nccl-tests
     info_hosts: list[str] = field(default_factory=list)  # hosts named by NCCL INFO lines (no "# Rank" lines)
     rows: list[Row] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -197,6 +200,7 @@ def parse_stdout(text: str) -> list[NcclRun]:
     command_test: str | None = None
     sweep: dict[str, Any] | None = None
     header: dict[str, int] = {}
+    standin = False
     info_hosts: set[str] = set()
     pre_errors: list[str] = []   # failures printed before a table header belong to that table's run
     for raw in text.splitlines():
@@ -218,6 +222,8 @@ def parse_stdout(text: str) -> list[NcclRun]:
                 header.update(warmup_iters=int(t.group(1)), iters=int(t.group(2)))
         if m := _INFO_HOST.match(stripped):
             info_hosts.add(m.group(1))
+        if _STANDIN.match(stripped):
+            standin = True
         if m := _TESTS_VERSION.match(stripped):
             tests_version = m.group(1)
         if m := _STARTING.match(stripped):
@@ -236,7 +242,7 @@ def parse_stdout(text: str) -> list[NcclRun]:
         if cols is not None:
             current = NcclRun(collective=command_test or pending_collective, nccl_version=nccl_version,
                               nccl_tests_version=tests_version, sweep=sweep, header=dict(header),
-                              info_hosts=sorted(info_hosts))
+                              standin=standin, info_hosts=sorted(info_hosts))
             current.errors.extend(pre_errors)
             if command_test and pending_collective and _base(command_test) != _base(pending_collective):
                 current.errors.append(f"the command line runs {command_test} but the test announces "
@@ -405,11 +411,12 @@ def parse(text: str) -> list[NcclRun]:
 
 def done(run: NcclRun) -> dict[str, Any]:
     """What the table says was run, named as validation/asked.yml names the asked parameters: the header's thread,
-    GPU, sweep and iteration counts, how many sizes were measured, the ranks and the nodes they ran on."""
+    GPU, sweep and iteration counts, how many sizes were measured, the ranks and the nodes they ran on, and whether
+    the lab's stand-in printed it (the engine: nccl-tests does not name the launcher that started its ranks)."""
     sweep = run.sweep or {}
     return {**run.header, "min_bytes": sweep.get("min_bytes"), "max_bytes": sweep.get("max_bytes"),
             "step": sweep.get("step"), "sizes": len(run.rows), "ranks": run.ranks,
-            "nodes": run.nodes or run.info_hosts}
+            "nodes": run.nodes or run.info_hosts, "standin": run.standin}
 
 
 def peak_busbw(run: NcclRun, min_bytes: int = 0, placement: str = "out_of_place") -> float | None:

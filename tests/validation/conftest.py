@@ -97,7 +97,7 @@ def nccl_asked(nodes: list[str], min_bytes: int, max_bytes: int, gpus: int, rank
         sizes, size = sizes + 1, size * 2
     return {"test": "all_reduce_perf", "nthread": 1, "ngpus": gpus, "min_bytes": min_bytes, "max_bytes": max_bytes,
             "step": 2, "warmup_iters": 5, "iters": 20, "sizes": sizes, "ranks": ranks, "nodes": list(nodes),
-            "engine": engine, "repeats": repeats}
+            "engine": engine, "standin": False, "repeats": repeats}
 
 
 def nccl_meta(nodes: list[str], min_bytes: int, max_bytes: int, gpus: int, engine: str = "mpirun",

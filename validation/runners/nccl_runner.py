@@ -97,7 +97,8 @@ def asked(args: argparse.Namespace) -> dict:
             "min_bytes": args.min_bytes, "max_bytes": args.max_bytes, "step": 2, "warmup_iters": args.warmup,
             "iters": args.iters, "sizes": sweep_sizes(args.min_bytes, args.max_bytes),
             "ranks": len(nodes) * args.gpus_per_node, "nodes": (args.node_hostnames or args.nodes).split(","),
-            "engine": args.launcher, "repeats": args.repeats}
+            "engine": args.launcher, "standin": args.launcher == "gloo" or bool(args.standin),
+            "repeats": args.repeats}
 
 
 def procs_per_node(args: argparse.Namespace) -> int:

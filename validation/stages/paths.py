@@ -131,8 +131,7 @@ def _judge_ib(case_dir: Path, check: Check, meta: dict[str, Any]) -> tuple[Check
             problems.append(f"{sample.get('file')}: unparseable: {exc}")
             continue
         problems.extend(f"{dev}: {p}" for p in parse_perftest.problems(run))
-        problems.extend(f"{dev}: {p}" for p in asked.problems("ib_write_bw", meta, parse_perftest.done(run),
-                                                             {"device": dev}))
+        problems.extend(f"{dev}: {p}" for p in asked.problems("ib_write_bw", meta, parse_perftest.done(run), sample))
         total += run.average_gbps() or 0.0
     if problems:
         check.status = FAIL
