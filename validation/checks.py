@@ -216,13 +216,6 @@ def samples_duration_s(samples: list[dict[str, Any]]) -> float | None:
     return round(sum(times), 3) if times else None
 
 
-def repeats_problem(samples: list[Any], repeats: int | None, what: str = "samples") -> list[str]:
-    """A case judged on fewer samples than validation_repeats asked for is not the measurement asked for."""
-    if repeats and len(samples) < repeats:
-        return [f"{len(samples)} {what}, validation_repeats asks for {repeats}"]
-    return []
-
-
 def _repeats(ctx: dict[str, Any]) -> int | None:
     """validation_repeats of the run (context.json), or None when it is not a positive number."""
     try:

@@ -160,6 +160,36 @@ def client_io_bytes(result: FioResult, direction: str = "read") -> dict[str, int
     return _per_client(result, direction, "io_bytes")
 
 
+# fio's own defaults of the job options the runner sets (fio(1), "JOB PARAMETERS"): an option the job file did not
+# set is not printed in "global options", and fio ran it with its default.
+OPTION_DEFAULTS = {"rw": "read", "bs": "4k", "numjobs": "1", "iodepth": "1", "ioengine": "psync", "direct": "0",
+                   "runtime": "0", "time_based": "0"}
+
+
+def done(result: FioResult) -> dict[str, Any]:
+    """What fio says it ran, named as validation/asked.yml names the asked parameters: the job options (fio's default
+    where the job file left one out), the clients that reported, and per direction read the shortest time and the
+    fewest bytes of any client (one value: the client that did least is the one that did not do what was asked)."""
+    out: dict[str, Any] = {name: result.options.get(name, default) for name, default in OPTION_DEFAULTS.items()}
+    out.update(size=result.options.get("size"), directory=result.options.get("directory"),
+               clients=sorted({client_key(j) for j in result.clients if j.hostname}))
+    jobs = result.clients or result.jobs
+    times = [j.read.runtime_ms for j in jobs if j.read and j.read.runtime_ms is not None]
+    moved = [j.read.io_bytes for j in jobs if j.read and j.read.io_bytes is not None]
+    # a client that printed no read time or volume leaves it unknown: the comparison then fails closed
+    out["read_s"] = min(times) / 1000 if jobs and len(times) == len(jobs) else None
+    out["read_bytes"] = min(moved) if jobs and len(moved) == len(jobs) else None
+    return out
+
+
+def size_bytes(text: str) -> int | None:
+    """A fio size ('32M', '1G', '4k', '1048576') in bytes: fio's suffixes are powers of 1024 (kb_base=1024)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)i?b?\s*", str(text), re.I)
+    if not m:
+        return None
+    return int(m.group(1)) * 1024 ** ("kmgtp".find(m.group(2).lower()) + 1) if m.group(2) else int(m.group(1))
+
+
 def total_bw(result: FioResult, direction: str = "read") -> int | None:
     """Total bandwidth of a run: the All clients aggregate, else the sum of clients, else of jobs."""
     if result.aggregate is not None:

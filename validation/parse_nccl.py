@@ -33,6 +33,9 @@ _PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s*\d+:\s|\s*\([\w.-]+, 
 _COMMAND = re.compile(r"(?:^|[\s/])(?P<test>[a-z_]+_perf)(?:_mpi)?\s+-")
 # The size sweep nccl-tests announces: "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor)"
 _SWEEP = re.compile(r"minBytes\s+(\d+)\s+maxBytes\s+(\d+)\s+step:\s*(\d+)\((factor|bytes)\)")
+# The rest of that header line: "# nThread 1 nGpus 8 ... warmup iters: 5 iters: 20 agg iters: 1 ..."
+_THREADS = re.compile(r"nThread\s+(\d+)\s+nGpus\s+(\d+)")
+_ITERS = re.compile(r"warmup iters:\s*(\d+)\s+iters:\s*(\d+)")
 # NCCL INFO lines name their host: "dgx01:41230:41230 [0] NCCL INFO ..."
 _INFO_HOST = re.compile(r"^([\w.-]+):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)")
 # A result row with text glued in front of it ("garbage1048576  262144  float  sum ...")
@@ -46,6 +49,8 @@ _NCCL_VERSION = re.compile(r"NCCL version (\S+)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+)")
 _ERROR_LINE = re.compile(r"(NCCL error|Test NCCL failure|Test CUDA failure|Test failure|CANCELLED AT|Aborted|Segmentation fault)", re.I)
 _WARN_LINE = re.compile(r"NCCL WARN")
+# The lab's stand-in (validation/runners/gloo_allreduce.py) says what it is above its table
+_STANDIN = re.compile(r"^#\s*lab stand-in:")
 
 # The per-placement columns, in the order nccl-tests prints them after the key columns.
 _PLACEMENT_COLS = ("time", "algbw", "busbw", "wrong")
@@ -85,6 +90,8 @@ class NcclRun:
     nccl_tests_version: str | None = None
     data_checked: bool | None = None
     sweep: dict[str, Any] | None = None     # {min_bytes, max_bytes, step, step_kind} from the header line
+    header: dict[str, int] = field(default_factory=dict)  # {nthread, ngpus, warmup_iters, iters} from that line
+    standin: bool = False   # printed by the lab's gloo stand-in ("# lab stand-in: ..."), not by nccl-tests
     info_hosts: list[str] = field(default_factory=list)  # hosts named by NCCL INFO lines (no "# Rank" lines)
     rows: list[Row] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -192,6 +199,8 @@ def parse_stdout(text: str) -> list[NcclRun]:
     nranks_seen: dict[int, int] = {}
     command_test: str | None = None
     sweep: dict[str, Any] | None = None
+    header: dict[str, int] = {}
+    standin = False
     info_hosts: set[str] = set()
     pre_errors: list[str] = []   # failures printed before a table header belong to that table's run
     for raw in text.splitlines():
@@ -206,8 +215,15 @@ def parse_stdout(text: str) -> list[NcclRun]:
         if m := _SWEEP.search(stripped):
             sweep = {"min_bytes": int(m.group(1)), "max_bytes": int(m.group(2)), "step": int(m.group(3)),
                      "step_kind": m.group(4)}
+            header = {}
+            if t := _THREADS.search(stripped):
+                header.update(nthread=int(t.group(1)), ngpus=int(t.group(2)))
+            if t := _ITERS.search(stripped):
+                header.update(warmup_iters=int(t.group(1)), iters=int(t.group(2)))
         if m := _INFO_HOST.match(stripped):
             info_hosts.add(m.group(1))
+        if _STANDIN.match(stripped):
+            standin = True
         if m := _TESTS_VERSION.match(stripped):
             tests_version = m.group(1)
         if m := _STARTING.match(stripped):
@@ -225,7 +241,8 @@ def parse_stdout(text: str) -> list[NcclRun]:
         cols = _header_columns(stripped) if stripped.startswith("#") else None
         if cols is not None:
             current = NcclRun(collective=command_test or pending_collective, nccl_version=nccl_version,
-                              nccl_tests_version=tests_version, sweep=sweep, info_hosts=sorted(info_hosts))
+                              nccl_tests_version=tests_version, sweep=sweep, header=dict(header),
+                              standin=standin, info_hosts=sorted(info_hosts))
             current.errors.extend(pre_errors)
             if command_test and pending_collective and _base(command_test) != _base(pending_collective):
                 current.errors.append(f"the command line runs {command_test} but the test announces "
@@ -325,6 +342,12 @@ def parse_json(text: str) -> list[NcclRun]:
         run.nccl_version = f"{version // 10000}.{version // 100 % 100}.{version % 100}"
     config = doc.get("config") or {}
     devices = config.get("devices") or []
+    if all(isinstance(config.get(k), int) for k in ("minimum_bytes", "maximum_bytes", "step_factor")):
+        run.sweep = {"min_bytes": config["minimum_bytes"], "max_bytes": config["maximum_bytes"],
+                     "step": config["step_factor"], "step_kind": "factor"}
+    run.header = {key: config[name] for key, name in (("nthread", "nthreads"), ("ngpus", "ngpus"),
+                                                      ("warmup_iters", "warmup_iters"), ("iters", "iterations"))
+                  if isinstance(config.get(name), int) and not isinstance(config.get(name), bool)}
     if devices:
         run.ranks = len(devices)
         run.nodes = sorted({str(d.get("hostname")) for d in devices})
@@ -384,6 +407,16 @@ def parse(text: str) -> list[NcclRun]:
     if text.lstrip().startswith("{"):
         return parse_json(text)
     return parse_stdout(text)
+
+
+def done(run: NcclRun) -> dict[str, Any]:
+    """What the table says was run, named as validation/asked.yml names the asked parameters: the header's thread,
+    GPU, sweep and iteration counts, how many sizes were measured, the ranks and the nodes they ran on, and whether
+    the lab's stand-in printed it (the engine: nccl-tests does not name the launcher that started its ranks)."""
+    sweep = run.sweep or {}
+    return {**run.header, "min_bytes": sweep.get("min_bytes"), "max_bytes": sweep.get("max_bytes"),
+            "step": sweep.get("step"), "sizes": len(run.rows), "ranks": run.ranks,
+            "nodes": run.nodes or run.info_hosts, "standin": run.standin}
 
 
 def peak_busbw(run: NcclRun, min_bytes: int = 0, placement: str = "out_of_place") -> float | None:

@@ -3,14 +3,15 @@
 Raw layout (written by the runners on the DGX nodes, fetched by the roles)::
 
     <run>/context.json                      topology + acceptance data (validation.context)
-    <run>/raw/<stage>/<case>/meta.json      what ran: nodes, expected ranks/clients, engine, command,
-                                            per-sample rc / timed_out / reason / file
+    <run>/raw/<stage>/<case>/meta.json      the launch: nodes, engine, command, what was asked (asked:
+                                            validation/asked.yml), per-sample rc / timed_out / reason / file
     <run>/raw/<stage>/<case>/<sample files> nccl-tests stdout or -J JSON, fio JSON, DDP result JSON
 
 Cases: nccl ``single-<node>`` (one per DGX), ``all`` (every DGX), ``pair-<a>-<b>`` (ring neighbours, to
 localise a bad node or link); fio ``node-<node>`` and ``aggregate``; ddp ``n1`` and ``n<all>``.
-Anything expected but missing, timed out, crashed or unparsed is a FAIL with its reason; a PASS needs every
-measurement to have run, parsed and met every bound. Every sample is kept; the best of N is judged and the
+Anything expected but missing, timed out, crashed or unparsed is a FAIL with its reason, and so is a
+measurement done otherwise than asked (validation/asked.py: parameters, durations, repeats, nodes, ranks);
+a PASS needs every measurement to have run, parsed and met every bound. Every sample is kept; the best of N is judged and the
 spread reported.
 """
 

@@ -62,16 +62,63 @@ def write_case(run: Path, stage: str, case: str, files: dict[str, str], meta: di
 
 
 REPEATS = 5  # inventories/production validation_repeats: every case holds that many samples
-# What the fio runner recorded as asked for the captured fio fixtures (their "global options"): the captures
-# ran a plain sequential read of /tmp/fiox/d2 with psync, buffered, whole file set.
-FIO_ASKED = {"rw": "read", "profile": {"bs": "1M", "direct": 0, "runtime": 0}}
+FIO_RUNTIME_S = 60  # inventories/common validation_fio.runtime_s: a time-based read of 60 s
+
+
+def fio_asked(nodes: list[str], repeats: int = REPEATS) -> dict:
+    """What the fio runner records as asked (meta.json asked) for the fio fixtures: their "global options" (a
+    sequential read of /tmp/fiox/d2 with psync, buffered, 2 jobs of 32M) read time-based for 60 s (the fixtures'
+    read.runtime: 60000 ms; time_based_read adds the two options the constructed fixtures leave out)."""
+    return {"rw": "read", "bs": "1M", "size": "32M", "numjobs": 2, "iodepth": 1, "ioengine": "psync", "direct": 0,
+            "runtime": FIO_RUNTIME_S, "time_based": 1, "directories": {n: "/tmp/fiox/d2" for n in nodes},
+            "clients": {f"{ADDR[n]}:8765": n for n in nodes}, "read_bytes": 2 * 32 * 1024 * 1024,
+            "drop_client_caches": True, "repeats": repeats, "nodes": list(nodes)}
+
+
+def fio_meta(nodes: list[str], repeats: int = REPEATS) -> dict:
+    """meta.json of a healthy fio read case of these nodes (what the runner records)."""
+    return {"nodes": list(nodes), "engine": "fio-client/server", "asked": fio_asked(nodes, repeats)}
+
+
+def time_based_read(text: str, runtime_s: int = FIO_RUNTIME_S) -> str:
+    """A fio fixture as fio prints a time-based read: runtime and time_based in its "global options"."""
+    start = 0 if text.startswith("{") else text.index("\n{") + 1
+    doc = json.loads(text[start:])
+    doc["global options"].update(runtime=str(runtime_s), time_based="1")
+    return text[:start] + json.dumps(doc, indent=2) + "\n"
+
+
+def nccl_asked(nodes: list[str], min_bytes: int, max_bytes: int, gpus: int, ranks: int, engine: str,
+               repeats: int = REPEATS) -> dict:
+    """What the NCCL runner records as asked (meta.json asked) for a case whose fixture swept min..max by x2 with
+    `gpus` GPUs per process (nGpus), 5 warm-up and 20 timed iterations."""
+    sizes, size = 0, min_bytes
+    while size <= max_bytes:
+        sizes, size = sizes + 1, size * 2
+    return {"test": "all_reduce_perf", "nthread": 1, "ngpus": gpus, "min_bytes": min_bytes, "max_bytes": max_bytes,
+            "step": 2, "warmup_iters": 5, "iters": 20, "sizes": sizes, "ranks": ranks, "nodes": list(nodes),
+            "engine": engine, "standin": False, "repeats": repeats}
+
+
+def nccl_meta(nodes: list[str], min_bytes: int, max_bytes: int, gpus: int, engine: str = "mpirun",
+              repeats: int = REPEATS) -> dict:
+    """meta.json of a healthy NCCL case: its nodes, engine, command line and asked values (8 ranks per DGX)."""
+    return {"nodes": list(nodes), "engine": engine, "command": nccl_command(min_bytes, max_bytes, gpus),
+            "asked": nccl_asked(nodes, min_bytes, max_bytes, gpus, 8 * len(nodes), engine, repeats)}
+
+
+def ddp_asked(nodes: list[str], repeats: int = REPEATS, modes: tuple[str, ...] = ("synthetic", "real")) -> dict:
+    """What the DDP runner records as asked (meta.json asked) for the trainings ddp_doc writes."""
+    return {"model": "resnet50", "steps": 50, "warmup_steps": 10, "batch_size_per_rank": 256, "image_size": 224,
+            "world_size": 8 * len(nodes), "nodes": list(nodes), "backend": "nccl", "device": "cuda",
+            "modes": list(modes), "repeats": repeats, "dataset": DDP_DATASET, "engine": "pyxis"}
 
 
 def ddp_doc(mode: str, world: int, samples_per_s: float, steps: int = 50, wall_start: float = 1.8e9) -> str:
     step = 256 * world / samples_per_s
     return json.dumps({"mode": mode, "model": "resnet50", "backend": "nccl", "device": "cuda", "world_size": world,
                        "nodes": NODES[: world // 8], "batch_size_per_rank": 256, "global_batch": 256 * world,
-                       "steps": steps, "warmup_steps": 10, "complete": True, "errors": [],
+                       "steps": steps, "warmup_steps": 10, "image_size": 224, "complete": True, "errors": [],
                        "step_times_s": [step] * steps, "rank_mean_step_s": [step] * world,
                        "samples_per_s": samples_per_s, "wall_start": wall_start,
                        "wall_end": wall_start + step * (steps + 10),
@@ -81,11 +128,13 @@ def ddp_doc(mode: str, world: int, samples_per_s: float, steps: int = 50, wall_s
 REAL = ROOT / "tests" / "fixtures" / "paths" / "real"
 
 
-def iperf3_doc(server: str, streams: int, reverse: bool, mbps: float, seconds: int = 10) -> str:
-    """The real iperf3 -J capture (tests/fixtures/paths/real) re-aimed: another server, stream count, direction and
-    throughput, as a production storage or fabric path would print it."""
+def iperf3_doc(server: str, streams: int, reverse: bool, mbps: float, seconds: int = 10, client: str = "dgx01"
+               ) -> str:
+    """The real iperf3 -J capture (tests/fixtures/paths/real) re-aimed: another server, stream count, direction,
+    throughput and client host (its uname in system_info), as a production storage or fabric path would print it."""
     doc = json.loads((REAL / "iperf3-tcp-1stream-3.9-cloudpilot.json").read_text(encoding="utf-8"))
     start = doc["start"]
+    start["system_info"] = start["system_info"].replace("iperf3-clients-9j5nd", client)
     start["connected"] = [dict(start["connected"][0], socket=5 + i, remote_host=server, remote_port=5201)
                           for i in range(streams)]
     start["test_start"].update(num_streams=streams, reverse=int(reverse), duration=seconds)
@@ -145,7 +194,7 @@ def repeated(text: str, ext: str, n: int = REPEATS) -> dict[str, str]:
 
 def fio_node_meta(node: str) -> dict:
     """meta.json of a healthy per-node fio case (what the runner records as asked)."""
-    return dict(FIO_ASKED, expected_clients={f"{ADDR[node]}:8765": node}, directories={node: "/tmp/fiox/d2"})
+    return fio_meta([node])
 
 
 def build_production_run(run: Path) -> None:
@@ -156,25 +205,19 @@ def build_production_run(run: Path) -> None:
     single = fixture_text("nccl/single_node_dgx_a100.log")
     for n in NODES:
         text = _rename_hosts(single, [n] * 8)
-        write_case(run, "nccl", f"single-{n}", repeated(text, "log"),
-                   {"nodes": [n], "expected_ranks": 8, "engine": "direct", "command": nccl_command(8, 8589934592, 8)})
+        write_case(run, "nccl", f"single-{n}", repeated(text, "log"), nccl_meta([n], 8, 8589934592, 8, "direct"))
     four = _rename_hosts(fixture_text("nccl/four_nodes_old_error_column.log"), NODES)
-    write_case(run, "nccl", "all", repeated(four, "log"), {"nodes": NODES, "expected_ranks": 32, "engine": "mpirun",
-                                                          "command": nccl_command(8, 8589934592, 1)})
+    write_case(run, "nccl", "all", repeated(four, "log"), nccl_meta(NODES, 8, 8589934592, 1))
     two = fixture_text("nccl/two_nodes_mpirun_tag_output.log")
     for a, b in ring_pairs(NODES):
         text = _rename_hosts(two, [a, b]).replace("dgx01:", f"{a}:").replace("dgx02:", f"{b}:")
-        write_case(run, "nccl", f"pair-{a}-{b}", repeated(text, "log"),
-                   {"nodes": [a, b], "expected_ranks": 16, "command": nccl_command(33554432, 8589934592, 1)})
-    agg = fixture_text("fio/client_server_4dgx_production.json")
-    write_case(run, "fio", "aggregate", repeated(agg, "json"),
-               dict(FIO_ASKED, expected_clients={f"{ADDR[n]}:8765": n for n in NODES},
-                    directories={n: "/tmp/fiox/d2" for n in NODES}))
-    one = fixture_text("fio/client_server_1dgx_production.json")
+        write_case(run, "nccl", f"pair-{a}-{b}", repeated(text, "log"), nccl_meta([a, b], 33554432, 8589934592, 1))
+    agg = time_based_read(fixture_text("fio/client_server_4dgx_production.json"))
+    write_case(run, "fio", "aggregate", repeated(agg, "json"), fio_meta(NODES))
+    one = time_based_read(fixture_text("fio/client_server_1dgx_production.json"))
     for n in NODES:
         text = one.replace(ADDR["dgx01"], ADDR[n])
-        write_case(run, "fio", f"node-{n}", repeated(text, "json"),
-                   dict(FIO_ASKED, expected_clients={f"{ADDR[n]}:8765": n}, directories={n: "/tmp/fiox/d2"}))
+        write_case(run, "fio", f"node-{n}", repeated(text, "json"), fio_node_meta(n))
     for count, syn, real in ((1, 16500.0, 16210.0), (4, 63800.0, 62950.0)):
         world = 8 * count
         windows: list[tuple[float, float]] = []
@@ -188,8 +231,8 @@ def build_production_run(run: Path) -> None:
                     windows.append((d["wall_start"], d["wall_end"]))
         samples = [{"file": f, "rc": 0, "timed_out": False, "mode": f.split("-")[0]} for f in files]
         case_dir = write_case(run, "ddp", f"n{count}", files,
-                              {"nodes": NODES[:count], "expected_world_size": world,
-                               "training": {"dataset": DDP_DATASET}}, samples=samples)
+                              {"nodes": NODES[:count], "engine": "srun/pyxis", "asked": ddp_asked(NODES[:count])},
+                              samples=samples)
         for n in NODES[:count]:
             (case_dir / f"util-{n}.json").write_text(util_doc(n, windows), encoding="utf-8")
         loaders = REPEATS * 256 * world * 60 * (1 + 3 * 224 * 224)
@@ -206,12 +249,13 @@ FABRIC_GBITS = 196.0      # ib_write_bw per HDR HCA (200 Gb/s)
 def build_production_paths(run: Path) -> None:
     """The path baselines and the array telemetry of a passing production run."""
     server = {"dgx01": "198.51.100.21", "dgx02": "198.51.100.32", "dgx03": "198.51.100.23", "dgx04": "198.51.100.34"}
-    asked = {"port": 5201, "streams": 8, "seconds": 10, "reverse": True}
+    asked = {"port": 5201, "streams": 8, "seconds": 10, "reverse": True, "protocol": "TCP", "repeats": REPEATS}
     for n in NODES:
         for case, mbps in ((f"storage-{n}", STORAGE_MBPS), (f"storage-all-{n}", STORAGE_MBPS * 0.98)):
-            write_case(run, "paths", case, repeated(iperf3_doc(server[n], 8, True, mbps), "json"),
+            write_case(run, "paths", case, repeated(iperf3_doc(server[n], 8, True, mbps, client=n), "json"),
                        {"kind": "storage-all" if "all" in case else "storage", "nodes": [n], "tool": "iperf3",
-                        "path": f"{n} -> {server[n]}", "asked": dict(asked, server=server[n])})
+                        "path": f"{n} -> {server[n]}",
+                        "asked": dict(asked, server=server[n], client=n, nodes=[n])})
     hcas = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"]
     for a, b in ring_pairs(NODES):
         files = {f"{dev}-r1.txt": ib_write_bw_text(dev, FABRIC_GBITS) for dev in hcas}
@@ -219,7 +263,8 @@ def build_production_paths(run: Path) -> None:
                    for dev in hcas]
         write_case(run, "paths", f"fabric-{a}-{b}", files,
                    {"kind": "fabric", "nodes": [a, b], "tool": "ib_write_bw", "path": f"{a} -> {b}",
-                    "asked": {"server": "203.0.113.1", "devices": hcas, "seconds": 10}}, samples=samples)
+                    "asked": {"server": "203.0.113.1", "devices": hcas, "seconds": 10, "repeats": 1, "nodes": [a, b]}},
+                   samples=samples)
     one = fixture_text("fio/client_server_1dgx_production.json")
     agg = fixture_text("fio/client_server_4dgx_production.json")
     for case, text in [(f"node-{n}", one) for n in NODES] + [("aggregate", agg)]:

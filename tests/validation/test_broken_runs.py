@@ -8,7 +8,7 @@ import json
 from collections import Counter
 
 import pytest
-from broken import CASES, ROOT, fixture_text, judge, nccl_command, repeated
+from broken import CASES, ROOT, fixture_text, judge, nccl_meta, repeated
 
 from validation.context import context_from_inventory
 from validation.parse_nccl import parse
@@ -22,7 +22,7 @@ def test_the_corpus_covers_every_class_of_the_issue_with_at_least_72_runs():
     classes = Counter(c.cls for c in CASES)
     assert len(CASES) >= 72, len(CASES)
     assert set(classes) == {"non-number", "impossible table", "wrong test", "fio job", "ddp", "repeats", "crash",
-                            "device-output"}
+                            "device-output", "asked vs done"}
     assert len({c.what for c in CASES}) == len(CASES), "every case has its own one-line description"
 
 
@@ -49,8 +49,7 @@ def test_valid_logs_behind_two_launcher_prefixes_parse_and_pass(prefix, producti
     wrapped = "".join(f"{prefix}{line}\n" for line in plain.splitlines())
     assert parse(wrapped)[-1].rows == parse(plain)[-1].rows and parse(wrapped)[-1].complete
     replace_case(production_run, "nccl", "pair-dgx01-dgx02", repeated(wrapped, "log"),
-                 {"nodes": ["dgx01", "dgx02"], "expected_ranks": 16,
-                  "command": nccl_command(33554432, 8589934592, 1)})
+                 nccl_meta(["dgx01", "dgx02"], 33554432, 8589934592, 1))
     v = evaluate(production_run, CTX)
     assert v.status == PASS, v.failed
 

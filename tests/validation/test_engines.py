@@ -337,14 +337,14 @@ def test_ranks_per_process_start_fewer_processes_with_the_same_ranks(tmp_path):
     meta = run_nccl(tmp_path, env, "--launcher", "srun", "--standin", "--rdzv-endpoint", "203.0.113.11:29400",
                     "--gpus-per-process", "2")
     cmd = meta["command"]
-    assert "--ntasks-per-node=1" in cmd and meta["expected_ranks"] == 4
+    assert "--ntasks-per-node=1" in cmd and meta["asked"]["ranks"] == 4 and meta["asked"]["ngpus"] == 2
     program = cmd[cmd.index("--time=2") + 1:]
     assert program[program.index("--devices") + 1] == "2"
     env = fake_engine(tmp_path, "mpirun", "exit 0")
     meta = run_nccl(tmp_path, env, "--launcher", "mpirun", "--gpus-per-process", "2")
     cmd = meta["command"]
     assert cmd[cmd.index("-np") + 1] == "2" and cmd[cmd.index("-H") + 1] == "203.0.113.11:1,203.0.113.12:1"
-    assert cmd[cmd.index("-g") + 1] == "2" and meta["expected_ranks"] == 4
+    assert cmd[cmd.index("-g") + 1] == "2" and meta["asked"]["ranks"] == 4 and meta["asked"]["ngpus"] == 2
 
 
 def test_ranks_per_process_must_divide_the_ranks_of_a_node(tmp_path):

@@ -13,6 +13,7 @@ import pytest
 from conftest import REPEATS, ROOT, iperf3_doc, stats_jsonl
 
 from validation import array_telemetry, parse_iperf3, parse_perftest, parse_util
+from validation.asked import compare
 from validation.stages.paths import judge_path_case
 from validation.verdict import FAIL, INFO, PASS, evaluate
 
@@ -32,21 +33,27 @@ def test_iperf3_real_capture_parses_and_is_judged_against_what_was_asked():
     assert r.version == "iperf 3.9" and r.protocol == "TCP" and r.num_streams == 1 and r.reverse is False
     assert r.received_bytes == 59506816 and r.received_bps == pytest.approx(46234426.367386788)
     assert r.received_MBps == pytest.approx(5.779, rel=1e-3) and r.retransmits == 1033 and r.error is None
-    asked = {"server": "168.1.194.92", "streams": 1, "seconds": 10, "reverse": False}
-    assert parse_iperf3.problems(r, asked) == []
-    wrong = parse_iperf3.problems(r, {"server": "198.51.100.21", "streams": 4, "seconds": 30, "reverse": True})
-    assert any("1 parallel stream(s), 4 asked" in p for p in wrong)
-    assert any("other direction" in p for p in wrong)
-    assert any("30 s asked" in p for p in wrong)
-    assert any("ends at 198.51.100.21" in p for p in wrong)
+    done = parse_iperf3.done(r)
+    assert done == {"protocol": "TCP", "streams": 1, "seconds": 10.0, "reverse": False, "server": ["168.1.194.92"],
+                    "client": "iperf3-clients-9j5nd", "received_s": pytest.approx(10.296538)}
+    asked = {"server": "168.1.194.92", "streams": 1, "seconds": 10, "reverse": False, "protocol": "TCP",
+             "client": "iperf3-clients-9j5nd"}
+    assert parse_iperf3.problems(r) == [] and compare("iperf3", asked, done) == []
+    wrong = compare("iperf3", {"server": "198.51.100.21", "streams": 4, "seconds": 30, "reverse": True,
+                               "protocol": "TCP", "client": "dgx01"}, done)
+    assert any(p.startswith("streams: asked 4, done 1") for p in wrong)
+    assert any(p.startswith("reverse: asked True, done False") for p in wrong)
+    assert any(p.startswith("received_s: asked 30, done 10.3: under 90% of what was asked") for p in wrong)
+    assert any(p.startswith("server: asked 198.51.100.21, done [168.1.194.92]; missing 198.51.100.21") for p in wrong)
+    assert any(p.startswith("client: asked dgx01, done iperf3-clients-9j5nd") for p in wrong)
 
 
 def test_iperf3_error_and_cut_off_captures_are_problems():
     err = parse_iperf3.parse(real("iperf3-error-control-socket-3.6-cloudpilot.json"))  # CRLF line ends, as captured
     assert err.error == "error - control socket has closed unexpectedly" and err.received_bps is None
-    assert any("control socket has closed" in p for p in parse_iperf3.problems(err, {}))
+    assert any("control socket has closed" in p for p in parse_iperf3.problems(err))
     cut = parse_iperf3.parse(real("iperf3-no-result-3.9-cloudpilot.json"))
-    assert cut.error is None and any("did not finish" in p for p in parse_iperf3.problems(cut, {}))
+    assert cut.error is None and any("did not finish" in p for p in parse_iperf3.problems(cut))
     for text in ("", "iperf3: error - unable to connect to server", "[1, 2]", '{"end": {}}'):
         with pytest.raises(parse_iperf3.Iperf3ParseError):
             parse_iperf3.parse(text)
@@ -57,12 +64,14 @@ def test_ib_write_bw_real_report_parses():
     assert run.test == "RDMA_Write Post List BW Test" and run.device == "ib0" and run.unit == "Gb/sec"
     assert run.settings["Link type"] == "Ethernet" and run.complete
     assert [(r.size, r.iterations, r.average) for r in run.rows] == [(8, 224958464, 0.48)]
-    assert run.average_gbps() == pytest.approx(0.48) and parse_perftest.problems(run, {"device": "ib0"}) == []
-    assert any("ran on ib0" in p for p in parse_perftest.problems(run, {"device": "mlx5_0"}))
+    assert run.average_gbps() == pytest.approx(0.48) and parse_perftest.problems(run) == []
+    assert parse_perftest.done(run) == {"device": "ib0"} and compare("ib_write_bw", {"device": "ib0"}, {"device": "ib0"}) == []
+    assert compare("ib_write_bw", {"device": "mlx5_0"}, parse_perftest.done(run)) == [
+        "device: asked mlx5_0, done ib0 (the banner's 'Device : NAME')"]
     cut = parse_perftest.parse("".join(real("ib_write_bw-gbits-perftest-273.txt").splitlines(True)[:-1]))
-    assert any("not closed" in p for p in parse_perftest.problems(cut, {}))
+    assert any("not closed" in p for p in parse_perftest.problems(cut))
     mb = parse_perftest.parse(real("ib_write_bw-gbits-perftest-273.txt").replace("[Gb/sec]", "[MB/sec]"))
-    assert mb.average_gbps() is None and any("--report_gbits" in p for p in parse_perftest.problems(mb, {}))
+    assert mb.average_gbps() is None and any("--report_gbits" in p for p in parse_perftest.problems(mb))
     with pytest.raises(parse_perftest.PerftestParseError):
         parse_perftest.parse("Couldn't connect to 203.0.113.12:18515\n")
 
@@ -187,7 +196,7 @@ def test_a_limited_storage_link_fails_that_node_only_and_the_diagnosis_names_the
     meta = json.loads((production_run / "raw" / "paths" / "storage-dgx02" / "meta.json").read_text())
     meta.pop("samples")
     replace_case(production_run, "paths", "storage-dgx02",
-                 {f"r{k}.json": iperf3_doc("198.51.100.32", 8, True, 4850.0 / 4) for k in range(1, REPEATS + 1)},
+                 {f"r{k}.json": iperf3_doc("198.51.100.32", 8, True, 4850.0 / 4, client="dgx02") for k in range(1, REPEATS + 1)},
                  meta)
     fio_dir = production_run / "raw" / "fio" / "node-dgx02"
     for f in fio_dir.glob("r*.json"):
@@ -282,8 +291,10 @@ def _with_host_scaling(run: Path, alone: float | None, together: float | None) -
         world = 8 * count
         doc = {"mode": "bare", "world_size": world, "complete": True, "ddp": False, "samples_per_s": value,
                "rank_samples_per_s": [value / world] * world, "step_times_s": [0.1] * 50}
-        (case / "bare-r1.json").write_text(json.dumps(doc))
-        meta["samples"].append({"file": "bare-r1.json", "mode": "bare", "rc": 0, "timed_out": False})
+        for k in range(1, REPEATS + 1):  # the runner asks every mode validation_repeats times
+            (case / f"bare-r{k}.json").write_text(json.dumps(doc))
+            meta["samples"].append({"file": f"bare-r{k}.json", "mode": "bare", "rc": 0, "timed_out": False})
+        meta["asked"]["modes"].append("bare")
         (case / "meta.json").write_text(json.dumps(meta))
     ctx = _ctx(run)
     ctx["validation_ddp"] = dict(ctx["validation_ddp"], host_scaling={"enabled": True, "min_speedup": 1.2})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -19,6 +20,10 @@ from validation.verdict import FAIL, PASS
 
 RUNNERS = ROOT / "validation" / "runners"
 REAL = ROOT / "tests" / "fixtures" / "paths" / "real"
+# The capture's client was another machine (its uname in system_info); a stand-in iperf3 on this one prints it
+# with this machine's host name, as iperf3 here would (the verdict compares it with the host the runner ran on).
+HERE = socket.gethostname().split(".")[0]
+ONE_STREAM = f"sed 's/iperf3-clients-9j5nd/{HERE}/' {REAL}/iperf3-tcp-1stream-3.9-cloudpilot.json"
 
 
 def _script(path: Path, body: str) -> Path:
@@ -33,14 +38,15 @@ def _runner(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_iperf3_client_records_what_was_asked_and_the_verdict_judges_it(tmp_path):
-    fake = _script(tmp_path / "iperf3", f"#!/bin/sh\necho \"$@\" >> {tmp_path}/argv\ncat {REAL}/iperf3-tcp-1stream-3.9-cloudpilot.json\n")
+    fake = _script(tmp_path / "iperf3", f"#!/bin/sh\necho \"$@\" >> {tmp_path}/argv\n{ONE_STREAM}\n")
     out = tmp_path / "storage-dgx01"
     p = _runner("--phase", "iperf3", "--case", "storage-dgx01", "--kind", "storage", "--out-dir", str(out),
                 "--nodes", "dgx01", "--path", "dgx01 -> f800-1/40gige-1", "--server", "168.1.194.92", "--port", "5201",
                 "--streams", "1", "--seconds", "10", "--reverse", "0", "--samples", "2", "--iperf3", str(fake))
     assert p.returncode == 0, p.stderr
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["asked"] == {"server": "168.1.194.92", "port": 5201, "streams": 1, "seconds": 10, "reverse": False}
+    assert meta["asked"] == {"server": "168.1.194.92", "port": 5201, "streams": 1, "seconds": 10, "reverse": False,
+                             "protocol": "TCP", "repeats": 2, "client": HERE, "nodes": ["dgx01"]}
     assert [s["file"] for s in meta["samples"]] == ["r1.json", "r2.json"] and meta["tool"] == "iperf3"
     argv = (tmp_path / "argv").read_text().splitlines()[0].split()
     assert argv[:8] == ["-c", "168.1.194.92", "-p", "5201", "-P", "1", "-t", "10"] and "-J" in argv and "-R" not in argv
@@ -49,12 +55,13 @@ def test_iperf3_client_records_what_was_asked_and_the_verdict_judges_it(tmp_path
 
 
 def test_iperf3_client_asked_for_more_streams_or_failing_is_a_fail(tmp_path):
-    fake = _script(tmp_path / "iperf3", f"#!/bin/sh\ncat {REAL}/iperf3-tcp-1stream-3.9-cloudpilot.json\n")
+    fake = _script(tmp_path / "iperf3", f"#!/bin/sh\n{ONE_STREAM}\n")
     out = tmp_path / "a"
     _runner("--phase", "iperf3", "--case", "storage-dgx01", "--out-dir", str(out), "--server", "168.1.194.92",
             "--streams", "4", "--seconds", "10", "--reverse", "1", "--iperf3", str(fake))
     check, _ = judge_path_case(out, "storage-dgx01", 1)
-    assert check.status == FAIL and any("4 asked" in r for r in check.reasons)
+    assert check.status == FAIL and any("streams: asked 4, done 1" in r for r in check.reasons)
+    assert any("reverse: asked True, done False" in r for r in check.reasons)
     failing = _script(tmp_path / "iperf3-fails",
                       f"#!/bin/sh\ncat {REAL}/iperf3-error-control-socket-3.6-cloudpilot.json\nexit 1\n")
     out = tmp_path / "b"
@@ -74,8 +81,8 @@ def test_a_refused_connection_is_tried_once_more_and_a_server_still_down_fails(t
     """A server resetting between tests refuses a client that starts right after the last (the lab's storage-all
     r2, iperf3 3.12): the runner tries once more after a pause and records why; refused twice, the sample fails."""
     refused = REAL / "iperf3-connection-refused-3.12-lab.json"
-    flaky = _script(tmp_path / "iperf3-flaky", f"#!/bin/sh\nif [ -e {tmp_path}/once ]; then cat "
-                    f"{REAL}/iperf3-tcp-1stream-3.9-cloudpilot.json; else touch {tmp_path}/once; cat {refused}; fi\n")
+    flaky = _script(tmp_path / "iperf3-flaky", f"#!/bin/sh\nif [ -e {tmp_path}/once ]; then "
+                    f"{ONE_STREAM}; else touch {tmp_path}/once; cat {refused}; fi\n")
     out = tmp_path / "a"
     _runner("--phase", "iperf3", "--case", "storage-dgx01", "--out-dir", str(out), "--server", "168.1.194.92",
             "--streams", "1", "--seconds", "10", "--reverse", "0", "--iperf3", str(flaky))

@@ -122,7 +122,7 @@ def test_fio_client_server_on_loopback_and_missing_client(tmp_path):
     finally:
         subprocess.run([sys.executable, str(runner), "--phase=server-stop", f"--pidfile={pidfile}"], check=True)
     meta = json.loads((tmp_path / "raw" / "fio" / "aggregate" / "meta.json").read_text())
-    assert meta["expected_clients"] == {"127.0.0.1:18731": "dgx01", "127.0.0.1:18732": "dgx02"}
+    assert meta["asked"]["clients"] == {"127.0.0.1:18731": "dgx01", "127.0.0.1:18732": "dgx02"}
     ok, values, _ = judge_fio_case(tmp_path / "raw" / "fio" / "node-dgx01", "node-dgx01", False)
     assert ok.status == PASS and values[0] > 0
     bad, values, _ = judge_fio_case(tmp_path / "raw" / "fio" / "aggregate", "aggregate", False)

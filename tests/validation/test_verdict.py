@@ -6,7 +6,18 @@ import copy
 import json
 
 import pytest
-from conftest import ADDR, NODES, ddp_doc, fio_node_meta, fixture_text, repeated
+from conftest import (
+    ADDR,
+    NODES,
+    ddp_asked,
+    ddp_doc,
+    fio_meta,
+    fio_node_meta,
+    fixture_text,
+    nccl_meta,
+    repeated,
+    time_based_read,
+)
 
 from validation.verdict import FAIL, PASS, evaluate
 
@@ -57,9 +68,9 @@ def test_out_of_bounds_fails(production_run, production_ctx, replace_case):
 def test_rank_count_mismatch_fails(production_run, production_ctx, replace_case):
     # the all-node case produced a two-node (16 rank) table: a node dropped out
     text = fixture_text("nccl/two_nodes_mpirun_tag_output.log")
-    replace_case(production_run, "nccl", "all", {"r1.log": text}, {"nodes": NODES})
-    assert_fails(evaluate(production_run, production_ctx), "nccl_sanity[all]", "16 ranks, expected 32",
-                 "ran on ['dgx01', 'dgx02']")
+    replace_case(production_run, "nccl", "all", {"r1.log": text}, nccl_meta(NODES, 33554432, 8589934592, 1, repeats=1))
+    assert_fails(evaluate(production_run, production_ctx), "nccl_sanity[all]", "ranks: asked 32, done 16",
+                 "nodes: asked [dgx01, dgx02, dgx03, dgx04], done [dgx01, dgx02]; missing dgx03, dgx04")
 
 
 def test_data_check_disabled_fails(production_run, production_ctx, replace_case):
@@ -77,15 +88,14 @@ def test_fio_error_json_fails(production_run, production_ctx, replace_case):
 def test_missing_fio_client_fails(production_run, production_ctx, replace_case):
     doc = json.loads(fixture_text("fio/client_server_4dgx_production.json").split("\n\n", 1)[1])
     doc["client_stats"] = [c for c in doc["client_stats"] if c["hostname"] != ADDR["dgx03"]]
-    replace_case(production_run, "fio", "aggregate", {"r1.json": json.dumps(doc)},
-                 {"expected_clients": {f"{ADDR[n]}:8765": n for n in NODES}})
-    assert_fails(evaluate(production_run, production_ctx), "fio_sanity[aggregate]", "missing", "dgx03")
+    replace_case(production_run, "fio", "aggregate", {"r1.json": time_based_read(json.dumps(doc))}, fio_meta(NODES))
+    assert_fails(evaluate(production_run, production_ctx), "fio_sanity[aggregate]", "missing dgx03 (198.51.100.13:8765)")
 
 
 def test_real_missing_client_fixture_fails(production_run, production_ctx, replace_case):
     replace_case(production_run, "fio", "aggregate", {"r1.json": fixture_text("fio/client_server_missing_client.json")},
-                 {"expected_clients": {"127.0.0.1:18765": "dgx01", "127.0.0.1:18767": "dgx02"}})
-    assert_fails(evaluate(production_run, production_ctx), "fio_sanity[aggregate]", "dgx02 (127.0.0.1:18767)")
+                 {"asked": {"clients": {"127.0.0.1:18765": "dgx01", "127.0.0.1:18767": "dgx02"}}})
+    assert_fails(evaluate(production_run, production_ctx), "fio_sanity[aggregate]", "missing dgx02 (127.0.0.1:18767)")
 
 
 def test_timeout_and_crash_fail(production_run, production_ctx, replace_case):
@@ -127,13 +137,13 @@ def test_peer_launcher_failure_fails(production_run, production_ctx, replace_cas
 
 def test_ddp_world_size_mismatch(production_run, production_ctx, replace_case):
     files = {f"{m}-r1.json": ddp_doc(m, 24, 50000.0) for m in ("synthetic", "real")}
-    replace_case(production_run, "ddp", "n4", files, {"nodes": NODES},
+    replace_case(production_run, "ddp", "n4", files, {"nodes": NODES, "asked": ddp_asked(NODES, repeats=1)},
                  samples=[{"file": f, "rc": 0, "mode": f.split("-")[0]} for f in files])
-    assert_fails(evaluate(production_run, production_ctx), "ddp_sanity[n4]", "world size 24, expected 32")
+    assert_fails(evaluate(production_run, production_ctx), "ddp_sanity[n4]", "world_size: asked 32, done 24")
 
 
 def test_outlier_node_fails(production_run, production_ctx, replace_case):
-    text = fixture_text("fio/client_server_1dgx_production.json").replace(ADDR["dgx01"], ADDR["dgx03"])
+    text = time_based_read(fixture_text("fio/client_server_1dgx_production.json")).replace(ADDR["dgx01"], ADDR["dgx03"])
     slow = text.replace('"bw_bytes": 4712000000', '"bw_bytes": 4505000000')
     replace_case(production_run, "fio", "node-dgx03", repeated(slow, "json"), fio_node_meta("dgx03"))
     v = evaluate(production_run, production_ctx)
@@ -145,8 +155,8 @@ def test_outlier_node_fails(production_run, production_ctx, replace_case):
 
 
 def test_below_derived_ceiling_fails(production_run, production_ctx, replace_case):
-    text = fixture_text("fio/client_server_1dgx_production.json").replace('"bw_bytes": 4712000000',
-                                                                          '"bw_bytes": 4400000000')
+    text = time_based_read(fixture_text("fio/client_server_1dgx_production.json")).replace(
+        '"bw_bytes": 4712000000', '"bw_bytes": 4400000000')
     replace_case(production_run, "fio", "node-dgx01", repeated(text, "json"), fio_node_meta("dgx01"))
     assert_fails(evaluate(production_run, production_ctx), "fio_node_read_MBps[dgx01]", "< ceiling 4500",
                  "min(dgx01 100 Gb/s, f800-1/40gige-1 40 Gb/s)")
@@ -187,8 +197,8 @@ def test_fio_that_moved_nothing_fails(production_run, production_ctx, replace_ca
 def test_a_full_scratch_export_is_named_with_its_fix():
     from validation.verdict import full_scratch_hint
 
-    meta = {"directories": {"dgx01": "/mnt/scratch/.validation-scratch/run1/dgx01",
-                            "dgx02": "/mnt/scratch/.validation-scratch/run1/dgx02"}}
+    meta = {"asked": {"directories": {"dgx01": "/mnt/scratch/.validation-scratch/run1/dgx01",
+                                      "dgx02": "/mnt/scratch/.validation-scratch/run1/dgx02"}}}
     for problem in ("r1.json: 198.51.100.11:8765 job 'acceptance-read' ended with error 28",
                     "r1.json: fio: pid=812, err=122/file:filesetup.c:240, func=write, error=Disk quota exceeded",
                     "r1.json: fio: io_u error on file /mnt/scratch/x.0.0: No space left on device: write offset=0"):
@@ -226,7 +236,7 @@ def test_a_layout_that_could_not_start_is_a_fail_naming_the_quota(tmp_path):
     case.mkdir()
     (case / "meta.json").write_text(json.dumps({
         "stage": "fio", "case": "layout", "samples": [],
-        "directories": {"dgx01": "/mnt/scratch/.validation-scratch/run1/dgx01"},
+        "asked": {"directories": {"dgx01": "/mnt/scratch/.validation-scratch/run1/dgx01"}},
         "reason": "cannot create the client directory /mnt/scratch/.validation-scratch/run1/dgx01: "
                   "[Errno 122] Disk quota exceeded: '/mnt/scratch/.validation-scratch/run1/dgx01'"}))
     (check,) = judge_fio_layout(case, lab=True)
@@ -238,7 +248,7 @@ def test_a_layout_that_could_not_start_is_a_fail_naming_the_quota(tmp_path):
 @pytest.mark.parametrize("text", ["null", "[]", '"done"'])
 def test_ddp_result_that_is_not_an_object_fails(production_run, production_ctx, replace_case, text):
     files = {"synthetic-r1.json": text, "real-r1.json": ddp_doc("real", 32, 50000.0)}
-    replace_case(production_run, "ddp", "n4", files, {"nodes": NODES},
+    replace_case(production_run, "ddp", "n4", files, {"nodes": NODES, "asked": ddp_asked(NODES, repeats=1)},
                  samples=[{"file": f, "rc": 0, "mode": f.split("-")[0]} for f in files])
     assert_fails(evaluate(production_run, production_ctx), "ddp_sanity[n4]",
-                 "synthetic-r1.json: a JSON", "not a training result object")
+                 "synthetic-r1.json: unparseable: a JSON", "not a training result object")

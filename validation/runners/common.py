@@ -1,8 +1,9 @@
 """Shared helpers of the runners. Runs on the DGX nodes: standard library only, Python >= 3.8.
 
 Every runner records what it did in ``<case dir>/meta.json`` (see validation/verdict.py): the command,
-the nodes, the expected ranks or clients, and one entry per sample with its exit status, whether it timed
-out, its duration and the raw file. A runner exits 0 when it recorded the outcome, whatever the outcome:
+the nodes, what it asked of the tool (``asked``, once, from its own arguments: the parameters of
+validation/asked.yml) and one entry per sample with its exit status, whether it timed out, its duration and
+the raw file. A runner exits 0 when it recorded the outcome, whatever the outcome:
 the verdict, not the runner, decides PASS or FAIL, so a failed measurement still reaches the report.
 """
 

@@ -109,6 +109,17 @@ def build_command(args: argparse.Namespace, nnodes: int, env: dict[str, str] | N
     return launch_command(spec, inner)
 
 
+def asked(args: argparse.Namespace, modes: list[str]) -> dict:
+    """What this training asks, named as validation/asked.yml names it: written once in meta.json, compared by
+    the verdict with each result document (ddp_train.py records what it ran)."""
+    nodes = args.nodes.split(",")
+    return {"model": args.model, "steps": args.steps, "warmup_steps": args.warmup_steps,
+            "batch_size_per_rank": args.batch_size, "image_size": args.image_size,
+            "world_size": len(nodes) * args.procs_per_node, "nodes": (args.node_hostnames or args.nodes).split(","),
+            "backend": "nccl" if args.gpus else "gloo", "device": "cuda" if args.gpus else "cpu",
+            "modes": modes, "repeats": args.repeats, "dataset": args.dataset, "engine": args.runtime}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--case", required=True)
@@ -165,13 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     if is_launcher:
         engine = {"host": "env-workers/host", "srun": "srun", "mpirun": "mpirun", "pyxis": "srun/pyxis"}.get(
             args.runtime, f"torchrun/{args.runtime}")
-        init_meta(args.out_dir, stage="ddp", case=args.case, kind="ddp", nodes=nodes, engine=engine,
-                  expected_world_size=len(nodes) * args.procs_per_node, command=cmd, image=args.image,
-                  lab_standin=not args.gpus, env=scrub_env(env), repeats=args.repeats, modes=modes,
+        init_meta(args.out_dir, stage="ddp", case=args.case, kind="ddp", nodes=nodes, engine=engine, command=cmd,
+                  image=args.image, lab_standin=not args.gpus, env=scrub_env(env),
                   peers=[] if one_launch else nodes[1:],
-                  training={"model": args.model, "batch_size_per_rank": args.batch_size, "steps": args.steps,
-                            "warmup_steps": args.warmup_steps, "image_size": args.image_size,
-                            "dataset": args.dataset})
+                  asked=asked(args, modes))
     if args.runtime == "host":
         log = os.path.join(args.out_dir, f"workers-{args.this_node}.log")
         result = run_env_workers(cmd, nodes=nodes, this_node=args.this_node, procs_per_node=args.procs_per_node,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -90,6 +91,27 @@ def job_file(args: argparse.Namespace, rw: str, directory: str) -> str:
     return "\n".join(lines)
 
 
+def size_bytes(text: str) -> int | None:
+    """A fio size ('32M', '1G', '1048576') in bytes: fio's suffixes are powers of 1024 (kb_base=1024)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)i?b?\s*", str(text), re.I)
+    if not m:
+        return None
+    return int(m.group(1)) * 1024 ** ("kmgtp".find(m.group(2).lower()) + 1) if m.group(2) else int(m.group(1))
+
+
+def asked(args: argparse.Namespace, rw: str, directories: dict, expected: dict) -> dict:
+    """What this phase asks of fio, named as validation/asked.yml names it: the job file's options, where each
+    client reads, which clients, and how much (the whole file set: size x numjobs per client, or runtime s)."""
+    runtime = args.runtime if rw != "write" else 0
+    per_job = size_bytes(args.size_per_job)
+    return {"rw": rw, "bs": args.bs, "size": args.size_per_job, "numjobs": args.numjobs, "iodepth": args.iodepth,
+            "ioengine": args.ioengine, "direct": 1 if args.direct else 0, "runtime": runtime,
+            "time_based": 1 if runtime else 0, "directories": directories, "clients": expected,
+            "drop_client_caches": bool(args.drop_caches),
+            "read_bytes": per_job * args.numjobs if per_job is not None else None,
+            "repeats": args.repeats if args.phase == "read" else 1, "nodes": sorted(directories)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--phase", choices=["layout", "read", "server-start", "server-stop"], required=True)
@@ -97,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bind", help="server-start: ip:ADDRESS,PORT")
     p.add_argument("--case", help="layout | aggregate | node-<name>")
     p.add_argument("--sample", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=1, help="read: how many samples of the case are asked (the role "
+                   "runs one phase per sample; the layout is one)")
     p.add_argument("--out-dir", help="case directory")
     p.add_argument("--client", action="append",
                    help="NODE=ADDRESS[:PORT]=SCRATCH_DIR for each client of this phase (repeatable)")
@@ -144,11 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         expected[f"{host}:{port}"] = node
         clients.append(node)
         directories[node] = scratch
-    init_meta(args.out_dir, stage="fio", case=args.case, kind=args.phase, nodes=clients, expected_clients=expected,
-              engine="fio-client/server", command=cmd, rw=rw, directories=directories,
-              profile={"bs": args.bs, "size_per_job": args.size_per_job, "numjobs": args.numjobs,
-                       "iodepth": args.iodepth, "ioengine": args.ioengine, "direct": args.direct,
-                       "runtime": args.runtime, "drop_client_caches": bool(args.drop_caches)})
+    init_meta(args.out_dir, stage="fio", case=args.case, kind=args.phase, nodes=clients, engine="fio-client/server",
+              command=cmd, asked=asked(args, rw, directories, expected))
     if cannot:
         init_meta(args.out_dir, reason="; ".join(cannot))
         return 0

@@ -78,6 +78,29 @@ def standin_args(args: argparse.Namespace, *, to_stdout: bool) -> list[str]:
             *(["--stdout"] if to_stdout else [])]
 
 
+def sweep_sizes(min_bytes: int, max_bytes: int, factor: int = 2) -> int:
+    """How many sizes the x factor sweep from min_bytes to max_bytes measures (one result row each, as
+    all_reduce_perf -f and the stand-in step)."""
+    count, size = 0, max(min_bytes, 1)
+    while size <= max_bytes:
+        count += 1
+        size *= factor
+    return count
+
+
+def asked(args: argparse.Namespace) -> dict:
+    """What this case asks of nccl-tests (or the stand-in), named as validation/asked.yml names it: written once in
+    meta.json, compared by the verdict with the table's header, rows and rank lines."""
+    nodes = args.nodes.split(",")
+    return {"test": "all_reduce_perf", "nthread": 1,
+            "ngpus": args.gpus_per_node if args.launcher == "direct" else args.gpus_per_process,
+            "min_bytes": args.min_bytes, "max_bytes": args.max_bytes, "step": 2, "warmup_iters": args.warmup,
+            "iters": args.iters, "sizes": sweep_sizes(args.min_bytes, args.max_bytes),
+            "ranks": len(nodes) * args.gpus_per_node, "nodes": (args.node_hostnames or args.nodes).split(","),
+            "engine": args.launcher, "standin": args.launcher == "gloo" or bool(args.standin),
+            "repeats": args.repeats}
+
+
 def procs_per_node(args: argparse.Namespace) -> int:
     """Processes per node: the node's ranks (GPUs) over the ranks each process drives (-g)."""
     return args.gpus_per_node // args.gpus_per_process
@@ -192,11 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     is_launcher = args.launcher != "gloo" or (args.this_node or launcher_node) == launcher_node
     os.makedirs(args.out_dir, exist_ok=True)
     if is_launcher:
-        init_meta(args.out_dir, stage="nccl", case=args.case, kind=args.kind, nodes=nodes,
-                  node_hostnames=(args.node_hostnames or args.nodes).split(","),
-                  expected_ranks=len(nodes) * args.gpus_per_node, engine=args.launcher,
+        init_meta(args.out_dir, stage="nccl", case=args.case, kind=args.kind, nodes=nodes, engine=args.launcher,
                   lab_standin=args.launcher == "gloo" or args.standin, command=cmd, env=scrub_env(env),
-                  peers=nodes[1:] if args.launcher == "gloo" else [], repeats=args.repeats)
+                  peers=nodes[1:] if args.launcher == "gloo" else [], asked=asked(args))
     if args.launcher == "gloo":
         # One launch runs every repeat (torch import alone takes tens of seconds in a TCG VM).
         full_env.setdefault("OMP_NUM_THREADS", "1")

@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -96,7 +97,9 @@ def iperf3_client(args: argparse.Namespace) -> int:
     init_meta(args.out_dir, stage="paths", case=args.case, kind=args.kind, nodes=args.nodes.split(","),
               engine="iperf3", tool="iperf3", command=cmd, path=args.path,
               asked={"server": args.server, "port": args.port, "streams": args.streams, "seconds": args.seconds,
-                     "reverse": bool(args.reverse)})
+                     "reverse": bool(args.reverse), "protocol": "TCP", "repeats": args.samples,
+                     # the iperf3 client runs here: its uname (system_info) names this host
+                     "client": socket.gethostname().split(".")[0], "nodes": args.nodes.split(",")})
     for k in range(1, args.samples + 1):
         name = f"r{k}.json"
         out, err = os.path.join(args.out_dir, name), os.path.join(args.out_dir, f"r{k}.stderr")
@@ -156,7 +159,8 @@ def ib_client(args: argparse.Namespace) -> int:
                       "--report_gbits", "-F", args.server] for i, dev in enumerate(devices)}
     init_meta(args.out_dir, stage="paths", case=args.case, kind=args.kind, nodes=args.nodes.split(","),
               engine="perftest", tool="ib_write_bw", command=commands[devices[0]], commands=commands, path=args.path,
-              asked={"server": args.server, "devices": devices, "seconds": args.seconds, "port_base": args.port_base})
+              asked={"server": args.server, "devices": devices, "seconds": args.seconds, "port_base": args.port_base,
+                     "repeats": 1, "nodes": args.nodes.split(",")})
     for dev, cmd in commands.items():
         name = f"{dev}-r1.txt"
         result = run(cmd, os.path.join(args.out_dir, name), args.timeout)

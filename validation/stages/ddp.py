@@ -5,10 +5,10 @@ validation/runners/ddp_runner.py, the role's entry point roles/validate/tasks/dd
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from .. import asked, parse_ddp
 from ..checks import (
     FAIL,
     INFO,
@@ -21,29 +21,22 @@ from ..checks import (
     _perf_check,
     _ranks_per_node,
     _repeats,
-    _sample_problems,
     finite,
     judge_guard,
-    repeats_problem,
+    read_sample,
 )
 
 
-def ddp_result_problems(doc: dict[str, Any], meta: dict[str, Any], mode: str, expected_world: int | None,
-                        lab: bool) -> list[str]:
-    """A training result against what was launched and against itself: every rank timed, step times real,
-    the throughput what batch x world x steps / time gives, GPUs and NCCL outside the lab, the nodes launched,
-    and a real-data sample that read the dataset it was given."""
+def ddp_result_problems(doc: dict[str, Any], meta: dict[str, Any], mode: str, lab: bool) -> list[str]:
+    """A training result against itself and the site's rules (what was asked against what was done:
+    validation/asked.py): every rank timed, step times real, the throughput what batch x world x steps / time
+    gives, GPUs and NCCL outside the lab, and a real-data sample that read the dataset it was given."""
     out: list[str] = []
     world = doc.get("world_size")
-    if expected_world is not None and world != expected_world:
-        out.append(f"world size {world}, expected {expected_world}")
-    steps = doc.get("steps")
     timed = doc.get("step_times_s")
     if not isinstance(timed, list):
         return [*out, "no step times recorded"]
     times = [finite(t) for t in timed]
-    if len(timed) < int(finite(steps) or 1):
-        out.append(f"{len(timed)} timed steps, expected {steps}")
     if any(t is None or t <= 0 for t in times):
         out.append("step times of zero, negative or not a number: the steps were not timed")
     ranks = doc.get("rank_mean_step_s")
@@ -63,33 +56,25 @@ def ddp_result_problems(doc: dict[str, Any], meta: dict[str, Any], mode: str, ex
     if not lab and (doc.get("backend") != "nccl" or doc.get("device") != "cuda"):
         out.append(f"trained with {doc.get('backend')} on {doc.get('device')}: an acceptance run trains on GPUs "
                    "with NCCL")
-    launched = meta.get("nodes")
-    ran = doc.get("nodes")
-    if isinstance(launched, list) and isinstance(ran, list):
-        wanted = sorted(set(meta.get("node_hostnames") or launched))
-        if len(set(ran)) != len(set(launched)) or (meta.get("node_hostnames") and sorted(set(ran)) != wanted):
-            out.append(f"trained on {sorted(set(ran))}, launched on {wanted}")
-    else:
-        out.append("the result or meta.json does not name the nodes: what trained cannot be checked")
     if doc.get("mode", mode) != mode:
         out.append(f"result of a {doc.get('mode')} run recorded as {mode}")
-    training = meta.get("training")
-    if not isinstance(training, dict):
-        return [*out, f"meta.json 'training' is not the launch's training settings: {str(training)[:60]}"]
-    asked = training.get("dataset")
+    wanted = (asked.asked_of(meta) or {}).get("dataset")
     if mode == "real":
         if "dataset" not in doc:
             out.append("real-data result does not record the dataset it read")
-        elif asked and doc.get("dataset") != asked:
-            out.append(f"real-data run read {doc.get('dataset')}, the dataset asked for is {asked}")
+        elif not wanted:
+            out.append("the launch record (meta.json asked.dataset) names no dataset for the real-data training")
+        elif doc.get("dataset") != wanted:
+            out.append(f"dataset: asked {wanted}, done {doc.get('dataset')}: the real-data run read another "
+                       "directory")
     elif doc.get("dataset"):
         out.append(f"synthetic run records a dataset ({doc.get('dataset')})")
     return out
 
 
 @judge_guard("ddp", lambda: ({},))
-def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: bool, repeats: int | None = None
-                   ) -> tuple[Check, dict[str, list[float | None]]]:
+def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: bool, repeats: int | None = None,
+                   case_nodes: list[str] | None = None) -> tuple[Check, dict[str, list[float | None]]]:
     """Sanity of one DDP case (one node count); returns (check, {mode: per-sample samples/s})."""
     meta = _load_meta(case_dir)
     check, ok = _case_preamble("ddp", case, meta, lab)
@@ -97,40 +82,29 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
     if not ok:
         return check, per_mode
     assert meta is not None
-    if expected_world is None:
-        expected_world = meta.get("expected_world_size")
-    peer = _peer_problems(case_dir, meta)
-    for mode in ("synthetic", "real"):
-        peer += repeats_problem([x for x in meta["samples"] if str(x.get("mode") or "synthetic") == mode], repeats,
-                                f"{mode}-data samples")
+    launch = asked.asked_of(meta) or {}
+    peer = _peer_problems(case_dir, meta) + asked.repeat_problems("ddp_train", meta, case_dir, repeats)
+    if expected_world is not None and launch.get("world_size") not in (None, expected_world):
+        peer.append(f"launched world size {launch.get('world_size')}, the site expects {expected_world}")
+    if case_nodes is not None and isinstance(launch.get("nodes"), list) \
+            and len(set(launch["nodes"])) != len(set(case_nodes)):
+        peer.append(f"launched on {asked.show(launch['nodes'])}, the case is {len(case_nodes)} node(s): "
+                    f"{', '.join(case_nodes)}")
     if peer:
         check.status = FAIL
         check.reasons.extend(peer)
     for sample in meta["samples"]:
         if sample.get("mode") == "bare":
             continue  # the training without DDP: the host's capacity, judged by validation.stages.utilisation.judge_host_scaling
-        problems = _sample_problems(meta, sample)
         tag = sample.get("file")
         mode = str(sample.get("mode") or "synthetic")
-        path = case_dir / str(tag or "")
         value = None
-        doc: dict[str, Any] | None = None
-        if not path.is_file():
-            problems.append(f"{tag}: raw output missing")
-        else:
-            try:
-                loaded = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                problems.append(f"{tag}: unparseable: {exc}")
-            else:
-                if isinstance(loaded, dict):
-                    doc = loaded
-                else:  # `null` too: a sample with no result is a problem, not a silent gap
-                    problems.append(f"{tag}: a JSON {type(loaded).__name__}, not a training result object")
+        problems, doc = read_sample(case_dir, meta, sample, parse_ddp.parse, (parse_ddp.DdpParseError,))
         if doc is not None:
             if not doc.get("complete"):
                 problems.append(f"{tag}: training did not complete: {'; '.join(map(str, doc.get('errors') or [])) or 'no reason'}")
-            problems.extend(f"{tag}: {p}" for p in ddp_result_problems(doc, meta, mode, expected_world, lab))
+            problems.extend(f"{tag}: {p}" for p in asked.problems("ddp_train", meta, parse_ddp.done(doc)))
+            problems.extend(f"{tag}: {p}" for p in ddp_result_problems(doc, meta, mode, lab))
             value = finite(doc.get("samples_per_s"))
             if value is None or value <= 0:
                 problems.append(f"{tag}: no throughput")
@@ -153,7 +127,7 @@ def judge_stage(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool,
     for count in counts:
         case = f"n{count}"
         sanity, per_mode = judge_ddp_case(ddp_dir / case, case, per_node * count if per_node else None, lab,
-                                          _repeats(ctx))
+                                          _repeats(ctx), nodes[:count])
         checks.append(sanity)
         ok = sanity.status == PASS
         throughput[count] = {}

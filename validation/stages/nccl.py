@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .. import parse_nccl
+from .. import asked, parse_nccl
 from ..checks import (
     FAIL,
     PASS,
@@ -24,7 +24,6 @@ from ..checks import (
     finite,
     judge_guard,
     read_sample,
-    repeats_problem,
     ring_pairs,
 )
 from ..thresholds import ThresholdError
@@ -86,44 +85,45 @@ def nccl_table_problems(run: parse_nccl.NcclRun, ceiling_gbps: float | None, lab
     return out
 
 
-_ASKED_FLAGS = {"-b": "min_bytes", "--minbytes": "min_bytes", "--min-bytes": "min_bytes",
-                "-e": "max_bytes", "--maxbytes": "max_bytes", "--max-bytes": "max_bytes",
-                "-f": "step", "--stepfactor": "step"}
+_COMMAND_FLAGS = {"-b": "min_bytes", "--minbytes": "min_bytes", "--min-bytes": "min_bytes",
+                  "-e": "max_bytes", "--maxbytes": "max_bytes", "--max-bytes": "max_bytes",
+                  "-f": "step", "--stepfactor": "step", "-n": "iters", "--iters": "iters",
+                  "-w": "warmup_iters", "--warmup_iters": "warmup_iters", "--warmup": "warmup_iters"}
 
 
-def nccl_asked(command: Any) -> dict[str, Any]:
-    """What the runner asked for, from the command it recorded (meta.json): the nccl-tests binary (or the
-    lab's gloo stand-in, which prints all_reduce_perf's table) and the size sweep."""
-    asked: dict[str, Any] = {}
+def nccl_command(command: Any) -> dict[str, Any]:
+    """The recorded command line (meta.json) read back: the nccl-tests binary (or the lab's gloo stand-in, which
+    prints all_reduce_perf's table), the size sweep and the iterations it passes."""
+    found: dict[str, Any] = {}
     if not isinstance(command, list):
-        return asked
+        return found
     tokens = [str(t) for t in command]
     for i, tok in enumerate(tokens):
         base = tok.rsplit("/", 1)[-1]
         if base.endswith(("_perf", "_perf_mpi")):
-            asked["test"] = base.removesuffix("_mpi")
+            found["test"] = base.removesuffix("_mpi")
         elif base == "gloo_allreduce.py":
-            asked["test"] = "all_reduce_perf"
-        key = _ASKED_FLAGS.get(tok)
+            found["test"] = "all_reduce_perf"
+        key = _COMMAND_FLAGS.get(tok)
         if key and i + 1 < len(tokens) and tokens[i + 1].isdigit():
-            asked[key] = int(tokens[i + 1])
-    return asked
+            found[key] = int(tokens[i + 1])
+    return found
 
 
-def nccl_asked_problems(run: parse_nccl.NcclRun, meta: dict[str, Any]) -> list[str]:
-    """The run against the command the runner recorded: the same test, the same size sweep."""
+def nccl_command_problems(meta: dict[str, Any]) -> list[str]:
+    """The launch record against itself: the command it records runs the asked test with the asked sweep."""
     if not meta.get("command"):
-        return ["meta.json records no command: what was asked cannot be compared with what ran"]
-    asked = nccl_asked(meta["command"])
+        return ["meta.json records no command: what was launched cannot be compared with what was asked"]
+    ran = nccl_command(meta["command"])
+    wanted = asked.asked_of(meta) or {}
     out = []
-    if "test" not in asked:
+    if "test" not in ran:
         out.append(f"the recorded command runs no nccl-tests binary: {' '.join(map(str, meta['command']))[:120]}")
-    elif asked["test"] != "all_reduce_perf":
-        out.append(f"the runner launched {asked['test']}, not all_reduce_perf")
-    sweep = run.sweep or {}
-    for key in ("min_bytes", "max_bytes", "step"):
-        if key in asked and key in sweep and asked[key] != sweep[key]:
-            out.append(f"ran {key} {sweep[key]}, the command asked {asked[key]}")
+    elif ran["test"] != "all_reduce_perf":
+        out.append(f"the runner launched {ran['test']}, not all_reduce_perf")
+    for key in ("min_bytes", "max_bytes", "step", "iters", "warmup_iters"):
+        if key in ran and key in wanted and ran[key] != wanted[key]:
+            out.append(f"{key}: asked {wanted[key]}, the recorded command passes {ran[key]}")
     return out
 
 
@@ -156,15 +156,17 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
     if not ok:
         return check, values, series
     assert meta is not None
-    if expected_ranks is None:
-        expected_ranks = meta.get("expected_ranks")
-    elif meta.get("expected_ranks") not in (None, expected_ranks):
+    launch = asked.asked_of(meta) or {}
+    early = nccl_command_problems(meta) + _peer_problems(case_dir, meta)
+    if expected_ranks is not None and launch.get("ranks") not in (None, expected_ranks):
+        early.append(f"launched for {launch.get('ranks')} ranks, the site expects {expected_ranks}")
+    if isinstance(launch.get("nodes"), list) and len(set(launch["nodes"])) != len(set(nodes)):
+        early.append(f"launched on {asked.show(launch['nodes'])}, the case is {len(nodes)} node(s): "
+                     f"{', '.join(nodes)}")
+    early += asked.repeat_problems("nccl-tests", meta, case_dir, repeats)
+    if early:
         check.status = FAIL
-        check.reasons.append(f"launched for {meta.get('expected_ranks')} ranks, the site expects {expected_ranks}")
-    peer = _peer_problems(case_dir, meta) + repeats_problem(meta["samples"], repeats)
-    if peer:
-        check.status = FAIL
-        check.reasons.extend(peer)
+        check.reasons.extend(early)
     for sample in meta["samples"]:
         problems, runs = read_sample(case_dir, meta, sample, parse_nccl.parse, (parse_nccl.NcclParseError,))
         run = runs[-1] if runs else None
@@ -179,14 +181,8 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
                 problems.append(f"{tag}: incomplete: {'; '.join(run.errors) or 'no footer'}")
             elif run.errors:
                 problems.append(f"{tag}: errors: {'; '.join(run.errors[:3])}")
-            if expected_ranks is not None and run.ranks != expected_ranks:
-                problems.append(f"{tag}: {run.ranks} ranks, expected {expected_ranks}")
-            wanted = sorted(set(meta.get("node_hostnames") or nodes))
-            ran_on = run.nodes or run.info_hosts
-            if ran_on and sorted(set(ran_on)) != wanted:
-                problems.append(f"{tag}: ran on {ran_on}, expected {wanted}")
+            problems.extend(f"{tag}: {p}" for p in asked.problems("nccl-tests", meta, parse_nccl.done(run)))
             problems.extend(f"{tag}: {p}" for p in nccl_table_problems(run, ceiling_gbps, lab))
-            problems.extend(f"{tag}: {p}" for p in nccl_asked_problems(run, meta))
             if run.out_of_bounds_ok is False:
                 problems.append(f"{tag}: out of bounds values: {run.out_of_bounds_count} FAILED")
             wrong = [(r.size, p.wrong) for r in run.rows for p in (r.out_of_place, r.in_place)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import parse_iperf3, parse_perftest
+from .. import asked, parse_iperf3, parse_perftest
 from ..checks import (
     FAIL,
     PASS,
@@ -32,7 +32,6 @@ from ..checks import (
     _sample_problems,
     judge_guard,
     read_sample,
-    repeats_problem,
     ring_pairs,
 )
 from ..thresholds import (
@@ -78,16 +77,15 @@ def judge_path_case(case_dir: Path, case: str, repeats: int | None = None) -> tu
     if not ok:
         return check, values
     assert meta is not None
-    asked: dict[str, Any] = meta["asked"] if isinstance(meta.get("asked"), dict) else {}
     tool = meta.get("tool")
     fabric = meta.get("kind") == FABRIC
     if tool == "ib_write_bw":
-        return _judge_ib(case_dir, check, meta, asked)
+        return _judge_ib(case_dir, check, meta)
     if tool != "iperf3":
         check.status = FAIL
         check.reasons.append(f"meta.json names no known tool ({tool!r}; iperf3 or ib_write_bw)")
         return check, values
-    early = repeats_problem(meta["samples"], repeats)
+    early = asked.repeat_problems("iperf3", meta, case_dir, repeats)
     if early:
         check.status = FAIL
         check.reasons.extend(early)
@@ -96,7 +94,8 @@ def judge_path_case(case_dir: Path, case: str, repeats: int | None = None) -> tu
         tag = sample.get("file")
         value = None
         if result is not None:
-            problems.extend(f"{tag}: {p}" for p in parse_iperf3.problems(result, asked))
+            problems.extend(f"{tag}: {p}" for p in parse_iperf3.problems(result))
+            problems.extend(f"{tag}: {p}" for p in asked.problems("iperf3", meta, parse_iperf3.done(result)))
             mbps = result.received_MBps
             value = None if mbps is None else (mbps / 1000 if fabric else mbps)
         if problems:
@@ -107,15 +106,14 @@ def judge_path_case(case_dir: Path, case: str, repeats: int | None = None) -> tu
     return check, values
 
 
-def _judge_ib(case_dir: Path, check: Check, meta: dict[str, Any], asked: dict[str, Any]
-              ) -> tuple[Check, list[float | None]]:
-    devices = [str(d) for d in asked.get("devices") or []]
+def _judge_ib(case_dir: Path, check: Check, meta: dict[str, Any]) -> tuple[Check, list[float | None]]:
+    devices = [str(d) for d in (asked.asked_of(meta) or {}).get("devices") or []]
     if not devices:
         check.status = FAIL
         check.reasons.append("meta.json names no HCA: which links were asked for cannot be checked")
         return check, [None]
     total = 0.0
-    problems: list[str] = []
+    problems: list[str] = asked.repeat_problems("ib_write_bw", meta, case_dir, None)
     by_device = {str(s.get("device")): s for s in meta["samples"]}
     for dev in devices:
         sample = by_device.get(dev)
@@ -132,7 +130,8 @@ def _judge_ib(case_dir: Path, check: Check, meta: dict[str, Any], asked: dict[st
         except parse_perftest.PerftestParseError as exc:
             problems.append(f"{sample.get('file')}: unparseable: {exc}")
             continue
-        problems.extend(f"{dev}: {p}" for p in parse_perftest.problems(run, {"device": dev}))
+        problems.extend(f"{dev}: {p}" for p in parse_perftest.problems(run))
+        problems.extend(f"{dev}: {p}" for p in asked.problems("ib_write_bw", meta, parse_perftest.done(run), sample))
         total += run.average_gbps() or 0.0
     if problems:
         check.status = FAIL
