@@ -37,9 +37,9 @@ def pair_rounds(pairs: Sequence[Pair]) -> list[list[Pair]]:
     """The ring's edges (in ring order, as ring_pairs or ring_edges give them) in rounds of disjoint pairs: the
     even edges, then the odd ones; with an odd ring the last edge (closing the ring) alone in a third round.
     Raises ValueError when the pairs are not a ring's edges in order (a round would hold a node twice)."""
-    edges = [tuple(p) for p in pairs]
+    edges: list[Pair] = [(p[0], p[1]) for p in pairs]
     if len(edges) <= 1:
-        return [list(edges)] if edges else []  # type: ignore[list-item]
+        return [edges] if edges else []
     n = len(edges)
     closing = [edges[-1]] if n % 2 else []
     body = edges[:-1] if n % 2 else edges
@@ -48,7 +48,7 @@ def pair_rounds(pairs: Sequence[Pair]) -> list[list[Pair]]:
         members = [node for pair in r for node in pair]
         if len(members) != len(set(members)):
             raise ValueError(f"pairs {list(pairs)} are not a ring's edges in order: a round would hold a node twice")
-    return [list(r) for r in rounds]  # type: ignore[misc]
+    return [list(r) for r in rounds]
 
 
 # ----------------------------------------------------------------------------------------- localisation

@@ -256,9 +256,9 @@ def summary_md(report: dict[str, Any]) -> str:
     for name, checks in groups.items():
         bad = [c for c in checks if c["status"] == FAIL]
         listed = "; ".join(f"{c['instance']}: {'; '.join(c['reasons'])}" for c in bad[:3]).replace("|", "/")
-        more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+        others = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
         lines.append(f"| `{name}` x{len(checks)} | {FAIL if bad else checks[0]['status']} | "
-                     f"{len(checks) - len(bad)} pass, {len(bad)} fail{': ' + listed + more if bad else ''} |")
+                     f"{len(checks) - len(bad)} pass, {len(bad)} fail{': ' + listed + others if bad else ''} |")
     reasons = [(c["label"], r) for c in v["checks"] if c["kind"] == "performance" for r in c["reasons"]]
     if reasons:
         more = [f"- ... and {len(reasons) - SUMMARY_LIST_MAX} more (report.html)"] \
