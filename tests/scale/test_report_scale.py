@@ -66,7 +66,7 @@ def test_report_of_140_nodes_is_readable_and_small(slow_node_run: tuple[dict[str
 
 
 def test_every_model_output_says_it_is_a_model(slow_node_run: tuple[dict[str, Any], Path]) -> None:
-    doc, run = slow_node_run
+    _doc, run = slow_node_run
     assert json.loads((run / "context.json").read_text())["model_engine"] == model_engine.LABEL
     for meta in (run / "raw").rglob("meta.json"):
         assert json.loads(meta.read_text())["model_engine"] == model_engine.LABEL, meta
