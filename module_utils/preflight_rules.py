@@ -389,6 +389,7 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
     breakouts, breakouts_label = site.cluster("storage_fabric_breakouts", "sn3700v")
     out += _switch_side_ports(site, clag, breakouts, breakouts_label)
     used: dict[tuple[str, str], str] = {}
+    cages: dict[tuple[str, int], list[tuple[str, str]]] = {}  # (switch, front-panel port) -> its cables' keys
     for group in ("dgx", "powerscale"):
         for host in site.hosts(group):
             for pos, nic in nics(site, host):
@@ -414,6 +415,7 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                                        "give each cable its own switch port"))
                     continue
                 used[key] = f"{host} storage_nics[{pos}]"
+                cages.setdefault((str(switch), parts[0]), []).append(key)
                 whole = (str(switch), f"swp{parts[0]}")
                 if isinstance(breakouts, Mapping):
                     split_here = whole[1] in breakouts
@@ -430,8 +432,8 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                         if parts[1] is not None and parts[1] >= lanes:
                             out.append(Problem(host, path, port, f"{whole[1]} is broken out {breakouts[whole[1]]}: "
                                                f"its lanes are s0..s{lanes - 1}", "use an existing lane"))
-                split = [k for k in used if k[0] == switch and (other := port_parts(k[1])) is not None
-                         and other[0] == parts[0] and (other[1] is None) != (parts[1] is None)]
+                split = [k for k in cages[(str(switch), parts[0])] if (other := port_parts(k[1])) is not None
+                         and (other[1] is None) != (parts[1] is None)]
                 if split:
                     out.append(Problem(host, path, port, f"{whole[1]} is used both whole and broken out "
                                        f"({used[split[0]]} is on {split[0][1]})",

@@ -158,3 +158,13 @@ def test_clag_pairs_by_backup_ip() -> None:
     assert rules.clag_pairs(switches) == [("s1", "s2"), ("s3", "s4")]
     switches["s4"]["backup_ip"] = "10.0.0.1"
     assert rules.clag_pairs(switches) is None
+
+
+def test_a_port_used_whole_and_broken_out_is_found_through_its_cage(production: Any) -> None:
+    """rule_switch_cabling indexes cables by front-panel port (linear at scale); the mix is still refused."""
+    import copy
+
+    site = copy.deepcopy(production)
+    site.hostvars["dgx03"]["storage_nics"][0].update(switch="sn3700v01", switch_port="swp1s0")
+    rows = [(p.host, p.problem) for p in rules.rule_switch_cabling(site)]
+    assert any(h == "dgx03" and "used both whole and broken out" in why and "dgx01" in why for h, why in rows), rows
