@@ -48,8 +48,9 @@ options:
         type: int
       role:
         description: The designed role (C(master) or C(standby)); used by M(mlnxos_facts) to verify the election.
+          C(none) (with O(sm.enabled=false)) runs no SM on this switch.
         type: str
-        choices: [master, standby]
+        choices: [master, standby, none]
   ports:
     description: Ports to manage; other ports are not touched.
     type: list

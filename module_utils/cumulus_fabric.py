@@ -514,7 +514,9 @@ def clag_pair_problems(clag: Any, switches: Mapping[str, Mapping[str, Any]], lab
     if len(names) != 2:
         out.append(Problem(label, "storage_fabric_clag.enabled", True,
                            f"CLAG pairs exactly two switches; group sn3700v has {len(names)}",
-                           "list two SN3700V hosts, or set storage_fabric_clag.enabled: false"))
+                           "list two SN3700V hosts (or several pairs: each switch's sn3700v_clag_backup_ip the "
+                           "address of its peer, whose backup IP is this switch's), or set "
+                           "storage_fabric_clag.enabled: false"))
         return out
     for role in ("primary", "secondary"):
         if not [s for s, r in roles.items() if r == role]:

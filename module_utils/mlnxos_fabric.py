@@ -49,7 +49,9 @@ DEFAULT_PKEY = 0x7FFF
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 PARTITION_NAME_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 PORT_RE = re.compile(r"^(?:IB)?(\d+)/(\d+)(?:/(\d+))?$", re.IGNORECASE)
-SM_ROLES = ("master", "standby")
+# none: the switch runs no SM (`no ib sm`): the leaves and spines of a fabric larger than the SM pair (sitegen).
+SM_ROLES = ("master", "standby", "none")
+SM_OFF = "none"
 
 
 @dataclass(frozen=True)
@@ -393,7 +395,10 @@ def check_desired(params: dict[str, Any]) -> tuple[DesiredState, list[InputError
                 state.sm_priority = int(priority)
         role = sm.get("role")
         if role is not None and role not in SM_ROLES:
-            errors.append(InputError("sm.role", role, "not an SM role", "use master or standby"))
+            errors.append(InputError("sm.role", role, "not an SM role", "use master, standby or none"))
+        elif role == SM_OFF and state.sm_enabled:
+            errors.append(InputError("sm.enabled", enabled, "role none runs no SM",
+                                     "set sm.enabled: false with role none"))
     state.cages = _check_ports(params.get("ports"), errors)
     state.partitions = _check_partitions(params.get("partitions"), errors)
     state.ntp_servers = _check_addresses("ntp_servers", params.get("ntp_servers"), errors)
@@ -418,7 +423,8 @@ def declared_from_inventory(hostvars: Mapping[str, Any], host: str) -> dict[str,
     """One switch's inventory variables in the form check_desired takes (roles/qm8700/vars/main.yml's
     qm8700_declared, the role's defaults for what the inventory leaves out)."""
     return {"hostname": hostvars.get("qm8700_hostname", host),
-            "sm": {"enabled": True, "priority": hostvars.get("qm8700_sm_priority"),
+            "sm": {"enabled": hostvars.get("qm8700_sm_role") != SM_OFF,
+                   "priority": hostvars.get("qm8700_sm_priority"),
                    "role": hostvars.get("qm8700_sm_role")},
             **{option: hostvars.get(name, []) for option, name in INPUT_NAMES.items()
                if option in ("ports", "partitions", "ntp_servers", "syslog_servers")}}
@@ -443,12 +449,13 @@ def declared_port_count(declared: Mapping[str, Any]) -> int:
 
 def sm_pair_problems(switches: Mapping[str, Mapping[str, Any]], group: str = "qm8700") -> list[Problem]:
     """The subnet's SM design, its one home: exactly one designated master, the others standby, every switch
-    with its own priority and the master's the highest. switches: {name: {"role": .., "priority": ..}} in
-    inventory order. Equal priorities are refused even between two standbys: MLNX-OS (OpenSM) breaks a
-    priority tie by the lower port GUID, so the failover order would depend on the hardware, not the inventory.
+    with its own priority and the master's the highest; a switch of role none runs no SM and is left out of the
+    election (its priority is not compared). switches: {name: {"role": .., "priority": ..}} in inventory order.
+    Equal priorities are refused even between two standbys: MLNX-OS (OpenSM) breaks a priority tie by the lower
+    port GUID, so the failover order would depend on the hardware, not the inventory.
     library/mlnxos_fabric.py (through check_sm_pair) and preflight (rule_subnet_manager) both call it."""
     out: list[Problem] = []
-    names = list(switches)
+    names = [n for n in switches if switches[n].get("role") != SM_OFF]
     roles = {n: switches[n].get("role") for n in names}
     prios = {n: p if isinstance(p := switches[n].get("priority"), int) and not isinstance(p, bool) else None
              for n in names}
@@ -464,7 +471,7 @@ def sm_pair_problems(switches: Mapping[str, Mapping[str, Any]], group: str = "qm
                            "set qm8700_sm_role: master on one switch and standby on the others"))
     for name in names:
         if roles[name] not in SM_ROLES:
-            out.append(Problem(name, "qm8700_sm_role", roles[name], "is not master or standby", "set one"))
+            out.append(Problem(name, "qm8700_sm_role", roles[name], "is not master, standby or none", "set one"))
     seen: dict[int, str] = {}
     for name in names:
         prio = prios[name]

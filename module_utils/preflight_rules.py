@@ -389,6 +389,7 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
     breakouts, breakouts_label = site.cluster("storage_fabric_breakouts", "sn3700v")
     out += _switch_side_ports(site, clag, breakouts, breakouts_label)
     used: dict[tuple[str, str], str] = {}
+    cages: dict[tuple[str, int], list[tuple[str, str]]] = {}  # (switch, front-panel port) -> its cables' keys
     for group in ("dgx", "powerscale"):
         for host in site.hosts(group):
             for pos, nic in nics(site, host):
@@ -414,6 +415,7 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                                        "give each cable its own switch port"))
                     continue
                 used[key] = f"{host} storage_nics[{pos}]"
+                cages.setdefault((str(switch), parts[0]), []).append(key)
                 whole = (str(switch), f"swp{parts[0]}")
                 if isinstance(breakouts, Mapping):
                     split_here = whole[1] in breakouts
@@ -430,8 +432,8 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                         if parts[1] is not None and parts[1] >= lanes:
                             out.append(Problem(host, path, port, f"{whole[1]} is broken out {breakouts[whole[1]]}: "
                                                f"its lanes are s0..s{lanes - 1}", "use an existing lane"))
-                split = [k for k in used if k[0] == switch and (other := port_parts(k[1])) is not None
-                         and other[0] == parts[0] and (other[1] is None) != (parts[1] is None)]
+                split = [k for k in cages[(str(switch), parts[0])] if (other := port_parts(k[1])) is not None
+                         and (other[1] is None) != (parts[1] is None)]
                 if split:
                     out.append(Problem(host, path, port, f"{whole[1]} is used both whole and broken out "
                                        f"({used[split[0]]} is on {split[0][1]})",
@@ -618,12 +620,47 @@ def rule_clag(site: Site) -> list[Problem]:
     """The CLAG pair (cumulus_fabric.clag_pair_problems, the pair rules' one home; the role's plan checks each
     switch's own CLAG settings, derive_plan, and only preflight sees the pair): with CLAG on, two switches, one
     primary and one secondary, distinct priorities (the lower one is the primary), a backup IP pointing at the
-    peer; with CLAG off, every switch standalone."""
+    peer; with CLAG off, every switch standalone. More than two switches are several pairs when every switch's
+    backup IP names its peer's address (clag_pairs); each pair is judged alone, with its own sys_mac."""
     clag, clag_label = site.cluster("storage_fabric_clag", "sn3700v")
     switches = {s: {"role": site.var(s, "sn3700v_clag_role"), "priority": site.var(s, "sn3700v_clag_priority"),
                     "backup_ip": site.var(s, "sn3700v_clag_backup_ip"), "address": site.var(s, "ansible_host")}
                 for s in site.hosts("sn3700v")}
-    return cumulus_fabric.clag_pair_problems(clag, switches, clag_label)
+    pairs = clag_pairs(switches) if len(switches) > 2 and as_dict(clag).get("enabled") is True else None
+    if not pairs:
+        return cumulus_fabric.clag_pair_problems(clag, switches, clag_label)
+    out: list[Problem] = []
+    macs: dict[Any, str] = {}
+    for first, second in pairs:
+        pair_clag = site.var(first, "storage_fabric_clag")
+        label = site.label(first, "storage_fabric_clag")
+        out += cumulus_fabric.clag_pair_problems(pair_clag, {s: switches[s] for s in (first, second)}, label)
+        mac = as_dict(pair_clag).get("sys_mac")
+        if mac is not None and mac in macs:
+            out.append(Problem(label, "storage_fabric_clag.sys_mac", mac,
+                               f"the pair of {macs[mac]} has the same CLAG system MAC",
+                               "give every CLAG pair its own sys_mac (host vars of the pair's switches)"))
+        elif mac is not None:
+            macs[mac] = first
+    return _dedupe(out)
+
+
+def clag_pairs(switches: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]] | None:
+    """A group of several CLAG pairs (a site larger than one pair's ports, validation/sitegen.py), each pair two
+    switches whose backup IPs name each other's management address, in inventory order; None when some switch
+    has no such peer (then the group is judged as one pair, which says what is wrong)."""
+    by_address = {v.get("address"): s for s, v in switches.items() if v.get("address") is not None}
+    pairs: list[tuple[str, str]] = []
+    paired: set[str] = set()
+    for switch, values in switches.items():
+        if switch in paired:
+            continue
+        peer = by_address.get(values.get("backup_ip"))
+        if peer is None or peer == switch or peer in paired or switches[peer].get("backup_ip") != values.get("address"):
+            return None
+        pairs.append((switch, peer))
+        paired.update((switch, peer))
+    return pairs
 
 
 # ---------------------------------------------------------------------------------------------- InfiniBand

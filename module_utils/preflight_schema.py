@@ -542,7 +542,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("qm8700_api_host", HostOrIP(), "qm8700"),
     _v("qm8700_api_port", PORT, "qm8700"),
     _v("qm8700_ssh_port", PORT, "qm8700", required=False),
-    _v("qm8700_sm_role", Enum(choices=("master", "standby")), "qm8700"),
+    _v("qm8700_sm_role", Enum(choices=("master", "standby", "none")), "qm8700"),
     _v("qm8700_sm_priority", Int(0, 15, hint="MLNX-OS SM priority 0..15; the master gets the highest"), "qm8700"),
     # dgx.yml
     _v("dgx_models", MapOf(value=DGX_MODEL, min_len=1), "dgx"),

@@ -13,6 +13,10 @@
 - ``latest``: print the newest run directory, its verdict and its report.html.
 - ``context``: build a run's context.json from an inventory, read by Ansible's own inventory and variable managers
   (templating, host_vars, ``-e``), as the role's prepare entry point sees it.
+- ``rounds --nodes A,B,C``: the pair cases' rounds of disjoint pairs (validation/localise.py) as JSON, ``nccl``
+  (ring pairs from 3 nodes) and ``paths`` (the one pair of two nodes too); the validate role launches by them.
+- ``site generate --dgx N [--f800 M] --out DIR``: write a site inventory for N DGX and M F800 nodes and the
+  switches they need (validation/sitegen.py, docs/scale.md); exit 2 when the pattern cannot hold the sizes.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from typing import Any
 import yaml
 from ansible.errors import AnsibleError
 
-from . import handover, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report
+from . import handover, localise, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report, sitegen
+from .checks import ring_pairs
 from .context import context_from_inventory, with_overrides
 from .progress import planned_cases
 from .thresholds import ThresholdError, check_entry
@@ -243,6 +248,28 @@ def cmd_playbook(args: argparse.Namespace, playbook: Path) -> int:
     return rc
 
 
+def cmd_rounds(args: argparse.Namespace) -> int:
+    nodes = [n for n in args.nodes.split(",") if n]
+    if len(nodes) != len(set(nodes)):
+        print(f"rounds: --nodes {args.nodes}: a node is named twice", file=sys.stderr)
+        return 2
+    _print_json({"nccl": localise.pair_rounds(ring_pairs(nodes)),
+                 "paths": localise.pair_rounds(localise.ring_edges(nodes))})
+    return 0
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    f800 = args.f800 if args.f800 is not None else sitegen.default_f800(args.dgx)
+    try:
+        site = sitegen.generate(args.dgx, f800)
+    except sitegen.LayoutError as exc:
+        print(f"site generate: {exc}", file=sys.stderr)
+        return 2
+    out = sitegen.write(site, Path(args.out))
+    _print_json({"out": str(out), **sitegen.summary(site)})
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m validation", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -281,6 +308,15 @@ def build_parser() -> argparse.ArgumentParser:
     ctx.add_argument("-e", "--extra-vars", action="append", metavar="VARS",
                      help="extra vars on top of the inventory, as ansible-playbook -e takes them (repeatable)")
     ctx.add_argument("--out")
+    rounds = sub.add_parser("rounds", help="the pair cases' rounds of disjoint pairs, as JSON")
+    rounds.add_argument("--nodes", required=True, help="the DGX nodes under test, in order, comma-separated")
+    site = sub.add_parser("site", help="site inventories: generate one for N DGX and M F800 nodes")
+    site_sub = site.add_subparsers(dest="site_command", required=True)
+    gen = site_sub.add_parser("generate", help="write hosts.yml and group_vars/all for a site of this size")
+    gen.add_argument("--dgx", type=int, required=True, help="DGX A100 nodes")
+    gen.add_argument("--f800", type=int, help="F800 nodes (default: one per DGX, as the reference sizes 8 A100 per "
+                     "F800 node, in chassis of 4, at most 252)")
+    gen.add_argument("--out", required=True, help="the site's inventory directory (layered after inventories/common)")
     return p
 
 
@@ -301,4 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_latest(args)
     if args.command == "context":
         return cmd_context(args)
+    if args.command == "rounds":
+        return cmd_rounds(args)
+    if args.command == "site":
+        return cmd_site(args)
     return cmd_playbook(args, ROOT / ("site.yml" if args.command == "deploy" else "playbooks/validate.yml"))

@@ -31,6 +31,64 @@ LAB_BANNER = ("LAB STAND-IN: gloo all-reduce on CPU over the cfab0 stand-in inst
 SCHEMA = Path(__file__).resolve().parent / "schema" / "report.schema.json"
 STAGE_TITLES = {"paths": "Path baselines (the network under the measurements)", "nccl": "NCCL all-reduce",
                 "fio": "fio on the NFS mounts", "ddp": "PyTorch DDP training", "report": "Report inputs"}
+# At scale (docs/scale.md): a metric or sanity check with more instances (nodes, pairs) than PER_NODE_INLINE is one
+# row of the summary and of the stage's table, its instances in a per-node table sorted worst first; a chart with
+# more nodes than STRIP_OVER draws one strip (a cell per node) instead of a bar or a series per node; a line chart
+# keeps at most SERIES_MAX series (the whole-cluster case, then the worst, median and best of each kind).
+PER_NODE_INLINE = 8
+STRIP_OVER = 32
+SERIES_MAX = 12
+SUMMARY_LIST_MAX = 5
+
+
+def margin(c: dict[str, Any]) -> float | None:
+    """How far a performance check is inside its tightest bound, as a fraction (negative: outside it); None
+    without a value or a bound. Worst first = ascending."""
+    value = c.get("value")
+    if value is None:
+        return None
+    out = []
+    for b in c.get("bounds") or []:
+        limit = b.get("limit")
+        if not limit:
+            continue
+        out.append(limit / value - 1 if b["kind"] == "at_most" and value else value / limit - 1)
+    return min(out) if out else None
+
+
+def _worst_first(c: dict[str, Any]) -> tuple[int, int, float]:
+    m = margin(c)
+    return (c["status"] != FAIL, c.get("value") is not None, m if m is not None else float("inf"))
+
+
+def grouped(checks: list[dict[str, Any]], kind: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Checks of one kind, the ones kept as rows and the per-instance groups (name -> checks, worst first) of the
+    names with more than PER_NODE_INLINE instances, in first-seen order."""
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for c in checks:
+        if c["kind"] == kind:
+            by_name.setdefault(c["name"], []).append(c)
+    groups = {name: sorted(cs, key=_worst_first) for name, cs in by_name.items()
+              if len(cs) > PER_NODE_INLINE and all(c.get("instance") for c in cs)}
+    rows = [c for c in checks if c["kind"] == kind and c["name"] not in groups]
+    return rows, groups
+
+
+def _median(values: list[float]) -> float | None:
+    values = sorted(values)
+    return values[len(values) // 2] if values else None
+
+
+def group_line(name: str, checks: list[dict[str, Any]]) -> dict[str, str]:
+    """One group's summary: count, failures, worst instance and value, median."""
+    fails = sum(c["status"] == FAIL for c in checks)
+    worst = checks[0]
+    unit = worst.get("unit", "")
+    median = _median([c["value"] for c in checks if c.get("value") is not None])
+    return {"label": f"{name} x{len(checks)}", "status": FAIL if fails else worst["status"],
+            "counts": f"{len(checks) - fails} pass, {fails} fail",
+            "worst": f"{worst.get('instance')}: {_fmt(worst.get('value'), unit)}",
+            "median": _fmt(median, unit), "bounds": _bounds_text(worst)}
 
 
 def schema() -> dict[str, Any]:
@@ -135,8 +193,19 @@ def _bounds_text(c: dict[str, Any]) -> str:
 def limits_md(report: dict[str, Any]) -> list[str]:
     """The 'where is the limit' section: one diagnosis per failing node, each path's layers as fractions."""
     limits = report["verdict"].get("limits") or {}
-    lines = ["## Where is the limit", ""] + [f"- {d}" for d in limits.get("diagnosis") or []] + [""]
-    for row in limits.get("paths") or []:
+    diagnosis = list(limits.get("diagnosis") or [])
+    more = [f"- ... and {len(diagnosis) - SUMMARY_LIST_MAX} more (report.html)"] \
+        if len(diagnosis) > SUMMARY_LIST_MAX else []
+    lines = ["## Where is the limit", ""] + [f"- {d}" for d in diagnosis[:SUMMARY_LIST_MAX]] + more + [""]
+    paths = list(limits.get("paths") or [])
+    if len(paths) > PER_NODE_INLINE:  # at scale: the paths nearest their limit (lowest fraction of the layer below)
+        def tightest(row: dict[str, Any]) -> float:
+            return min((layer["fraction_of_below"] for layer in row["layers"]
+                        if layer["fraction_of_below"] is not None), default=1.0)
+
+        lines.append(f"{len(paths)} paths; the 3 with the lowest fraction of the layer below (all: report.html):")
+        paths = sorted(paths, key=tightest)[:3]
+    for row in paths:
         cells = [f"{layer['layer']}: {_fmt(layer['value'], layer['unit'])}"
                  + (f" ({layer['fraction_of_below']:.2f} of the layer below)" if layer["fraction_of_below"] is not None
                     else "") for layer in row["layers"]]
@@ -151,32 +220,50 @@ def _bundle_text(report: dict[str, Any]) -> str:
 
 
 def summary_md(report: dict[str, Any]) -> str:
+    """The summary: one screen whatever the node count (metrics and checks with many instances are one row
+    each, their worst instance named; the per-node figures are in report.html and report.json)."""
     v = report["verdict"]
+    nodes = report["nodes"] or []
     lines = [f"# Validation {report['run']}: **{v['status']}**", ""]
     if report["lab_standins"]:
         lines += [f"> {LAB_BANNER}", ""]
-    lines += [f"Site `{report['site']}`, nodes {', '.join(report['nodes'] or [])}. "
+    shown = ", ".join(nodes) if len(nodes) <= PER_NODE_INLINE else f"{len(nodes)} ({nodes[0]} .. {nodes[-1]})"
+    lines += [f"Site `{report['site']}`, nodes {shown}. "
               f"{report['counts'][PASS]} pass, {report['counts'][FAIL]} fail, {report['counts'][INFO]} info.",
               f"Bundle {_bundle_text(report)}.", ""]
     if v["failed"]:
-        lines += ["## Failed", ""] + [f"- `{f}`" for f in v["failed"]] + [""]
+        failed = v["failed"]
+        more = [f"- ... and {len(failed) - SUMMARY_LIST_MAX} more (report.html)"] if len(failed) > SUMMARY_LIST_MAX \
+            else []
+        lines += ["## Failed", ""] + [f"- `{f}`" for f in failed[:SUMMARY_LIST_MAX]] + more + [""]
     lines += limits_md(report)
     lines += ["## Performance", "", "| metric | value | samples (spread) | bounds | status | reference |",
               "|---|---|---|---|---|---|"]
-    for c in v["checks"]:
-        if c["kind"] != "performance":
-            continue
+    rows, groups = grouped(v["checks"], "performance")
+    for c in rows:
         samples = ", ".join(_fmt(s) for s in c["samples"])
         spread = f" ({c['spread_pct']}%)" if c["spread_pct"] is not None else ""
         lines.append(f"| `{c['label']}` | {_fmt(c['value'], c['unit'])} | {samples}{spread} | {_bounds_text(c)} | "
                      f"{c['status']} | {report['reference'].get(c['label'], '')} |")
+    for name, checks in groups.items():
+        g = group_line(name, checks)
+        lines.append(f"| `{g['label']}` | worst {g['worst']} | median {g['median']}; {g['counts']} | "
+                     f"{g['bounds']} (worst) | {g['status']} | per node: report.html |")
     lines += ["", "## Sanity", "", "| check | status | reasons |", "|---|---|---|"]
-    for c in v["checks"]:
-        if c["kind"] == "sanity":
-            lines.append(f"| `{c['label']}` | {c['status']} | {'; '.join(c['reasons']).replace('|', '/')} |")
+    rows, groups = grouped(v["checks"], "sanity")
+    for c in rows:
+        lines.append(f"| `{c['label']}` | {c['status']} | {'; '.join(c['reasons']).replace('|', '/')} |")
+    for name, checks in groups.items():
+        bad = [c for c in checks if c["status"] == FAIL]
+        listed = "; ".join(f"{c['instance']}: {'; '.join(c['reasons'])}" for c in bad[:3]).replace("|", "/")
+        others = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
+        lines.append(f"| `{name}` x{len(checks)} | {FAIL if bad else checks[0]['status']} | "
+                     f"{len(checks) - len(bad)} pass, {len(bad)} fail{': ' + listed + others if bad else ''} |")
     reasons = [(c["label"], r) for c in v["checks"] if c["kind"] == "performance" for r in c["reasons"]]
     if reasons:
-        lines += ["", "## Reasons", ""] + [f"- `{label}`: {r}" for label, r in reasons]
+        more = [f"- ... and {len(reasons) - SUMMARY_LIST_MAX} more (report.html)"] \
+            if len(reasons) > SUMMARY_LIST_MAX else []
+        lines += ["", "## Reasons", ""] + [f"- `{label}`: {r}" for label, r in reasons[:SUMMARY_LIST_MAX]] + more
     lines.append("")
     return "\n".join(lines)
 
@@ -208,6 +295,10 @@ def _storage_paths_plot(report: dict[str, Any]) -> str | None:
     if not paths.get("storage_MBps"):
         return None
     nodes = list(paths["storage_MBps"])
+    if len(nodes) > STRIP_OVER:
+        return svgplot.strip_chart("Storage path baseline per DGX (iperf3 from the storage side, best sample)", "MB/s",
+                                   [(n, paths["storage_MBps"].get(n)) for n in nodes],
+                                   _threshold_for(report, "path_storage_MBps"))
     return svgplot.bar_chart("Storage path baseline per DGX (iperf3 from the storage side, best sample)",
                              "throughput (MB/s)", [(n, paths["storage_MBps"].get(n)) for n in nodes],
                              paths.get("nominal_storage_MBps") or {}, "nominal link rate",
@@ -219,6 +310,10 @@ def _fabric_paths_plot(report: dict[str, Any]) -> str | None:
     if not paths.get("fabric_GBps"):
         return None
     pairs = list(paths["fabric_GBps"])
+    if len(pairs) > STRIP_OVER:
+        return svgplot.strip_chart("Compute-fabric baseline per pair (best sample)", "GB/s",
+                                   [(p, paths["fabric_GBps"].get(p)) for p in pairs],
+                                   _threshold_for(report, "path_fabric_GBps"))
     return svgplot.bar_chart("Compute-fabric baseline per pair (best sample)", "throughput (GB/s)",
                              [(p, paths["fabric_GBps"].get(p)) for p in pairs], paths.get("nominal_fabric_GBps") or {},
                              "nominal link rate", _threshold_for(report, "path_fabric_GBps"))
@@ -228,6 +323,10 @@ def _array_plot(report: dict[str, Any]) -> str | None:
     rows = report["verdict"]["series"].get("array") or []
     if not rows:
         return None
+    if len(rows) > STRIP_OVER:
+        return svgplot.strip_chart("Array side (its own counters) over client side (fio), per read phase", "x",
+                                   [(r["case"], r.get("ratio")) for r in rows],
+                                   _threshold_for(report, "fio_array_over_client"))
     return svgplot.bar_chart("Array side (its own counters) against client side (fio), per read phase",
                              "read (MB/s)", [(r["case"], r["array_MBps"]) for r in rows],
                              {r["case"]: r["client_MBps"] for r in rows}, "client side (fio) MB/s")
@@ -240,12 +339,30 @@ def _util_plot(report: dict[str, Any]) -> str | None:
     what = "CPU (lab stand-in)" if util.get("what") == "cpu" else "GPU"
     chart = svgplot.Chart(title=f"{what} utilisation during the trainings (shaded: none; means over real data in the "
                                 "table)", x_label="seconds since sampling started", y_label="utilisation (%)")
-    for label, node in util["nodes"].items():
-        chart.series.append(svgplot.Series(label, [(t, v) for t, v in node.get("points") or []]))
     floor = _threshold_for(report, "ddp_real_util_pct")
+    items = list(util["nodes"].items())
+    strip = ""
+    if len(items) > SERIES_MAX:
+        strip = svgplot.strip_chart(f"{what} utilisation over real data, mean per node (case)", "%",
+                                    [(label, node.get("mean_real")) for label, node in items], floor)
+        items = _extremes(items, lambda node: node.get("mean_real"))
+        chart.title = f"{what} utilisation: worst, median and best node of {len(util['nodes'])} (every node: the strip)"
+    for label, node in items:
+        chart.series.append(svgplot.Series(label, [(t, v) for t, v in node.get("points") or []]))
     if floor is not None:
         chart.hlines.append(svgplot.HLine("floor (real data)", floor))
-    return svgplot.line_chart(chart)
+    return svgplot.line_chart(chart) + strip
+
+
+def _extremes(items: list[tuple[str, Any]], key: Any) -> list[tuple[str, Any]]:
+    """The worst (lowest), median and best of items by key (those without a value first: they are the worst)."""
+    ranked = sorted(items, key=lambda item: (key(item[1]) is not None, key(item[1]) or 0.0))
+    picks = [ranked[0], ranked[len(ranked) // 2], ranked[-1]]
+    out: list[tuple[str, Any]] = []
+    for what, (label, value) in zip(("worst", "median", "best"), picks, strict=True):
+        if all(label != seen.split(" (")[0] for seen, _ in out):
+            out.append((f"{label} ({what})", value))
+    return out
 
 
 def _nccl_plot(report: dict[str, Any]) -> str | None:
@@ -254,7 +371,22 @@ def _nccl_plot(report: dict[str, Any]) -> str | None:
         return None
     chart = svgplot.Chart(title="All-reduce bus bandwidth vs message size (best sample per case)",
                           x_label="message size (bytes, log2)", y_label="busbw (GB/s)", log_x=True)
-    for case, samples in nccl.items():
+    cases = list(nccl.items())
+    strips = ""
+    if len(cases) > SERIES_MAX:
+        kept: list[tuple[str, Any]] = [(c, v) for c, v in cases if not c.startswith(("single-", "pair-"))]
+        for prefix, metric, what in (("single-", "nccl_single_node_busbw_gbps", "single node"),
+                                     ("pair-", "nccl_pair_busbw_gbps", "ring pair")):
+            mine = [(c, v) for c, v in cases if c.startswith(prefix)]
+            if not mine:
+                continue
+            strips += svgplot.strip_chart(f"All-reduce peak bus bandwidth per {what} (best sample)", "GB/s",
+                                          [(c.removeprefix(prefix), _peak(v)) for c, v in mine],
+                                          _threshold_for(report, metric))
+            kept += _extremes(mine, _peak) if len(mine) > 3 else mine
+        cases = kept
+        chart.title = "All-reduce bus bandwidth vs message size: the whole cluster, worst, median and best of each kind"
+    for case, samples in cases:
         if not samples:
             chart.series.append(svgplot.Series(f"{case} (no data)", []))
             continue
@@ -265,7 +397,13 @@ def _nccl_plot(report: dict[str, Any]) -> str | None:
         t = _threshold_for(report, metric)
         if t is not None:
             chart.hlines.append(svgplot.HLine(name, t))
-    return svgplot.line_chart(chart)
+    return svgplot.line_chart(chart) + strips
+
+
+def _peak(samples: list[dict[str, Any]] | None) -> float | None:
+    """A case's best bus bandwidth over its samples and sizes (None: no data)."""
+    values = [b for s in samples or [] for _sz, b in s.get("rows") or [] if b is not None]
+    return max(values) if values else None
 
 
 def _fio_plot(report: dict[str, Any]) -> str | None:
@@ -273,6 +411,10 @@ def _fio_plot(report: dict[str, Any]) -> str | None:
     if not fio:
         return None
     nodes = list((fio.get("node_read_MBps") or {}).keys())
+    if len(nodes) > STRIP_OVER:
+        return svgplot.strip_chart("NFS read per DGX (fio, best sample)", "MB/s",
+                                   [(n, fio["node_read_MBps"].get(n)) for n in nodes],
+                                   _threshold_for(report, "fio_node_read_MBps"))
     return svgplot.bar_chart("NFS read per DGX (fio, best sample) against its bottleneck link", "read (MB/s)",
                              [(n, fio["node_read_MBps"].get(n)) for n in nodes], fio.get("link_MBps") or {},
                              "bottleneck link rate", _threshold_for(report, "fio_node_read_MBps"))
@@ -303,6 +445,36 @@ def _performance_row(c: dict[str, Any], report: dict[str, Any]) -> dict[str, Any
     }
 
 
+def _group_row(name: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A metric with many instances as one row of the stage's table (its instances: per_node_table)."""
+    g = group_line(name, checks)
+    worst = checks[0]
+    return {"label": g["label"], "status": g["status"], "value": f"worst {g['worst']}", "samples": f"median {g['median']}",
+            "spread": "-", "reasons": f"{g['counts']}; every instance, worst first: the table '{name} per node'",
+            "reference": "",
+            "bounds": [{"kind": b["kind"], "op": "\u2264" if b["kind"] == "at_most" else "\u2265",
+                        "limit": f"{b['limit']:.4g}", "detail": b["detail"], "source": b["source"]}
+                       for b in worst["bounds"]]}
+
+
+def _sanity_group_row(name: str, checks: list[dict[str, Any]]) -> dict[str, str]:
+    bad = [c for c in checks if c["status"] == FAIL]
+    listed = "; ".join(f"{c['instance']}: {'; '.join(c['reasons'])}" for c in bad)
+    return {"label": f"{name} x{len(checks)}", "status": FAIL if bad else checks[0]["status"],
+            "reasons": f"{len(checks) - len(bad)} pass, {len(bad)} fail" + (f": {listed}" if bad else "")}
+
+
+def per_node_table(name: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A metric's instances (nodes, pairs), worst first: failures, then the nearest to their bound."""
+    rows = []
+    for c in checks:
+        m = margin(c)
+        rows.append([c.get("instance") or c["label"], _fmt(c.get("value"), c.get("unit", "")),
+                     "-" if m is None else f"{m * 100:+.1f}%", c["status"], "; ".join(c["reasons"])])
+    return {"title": f"{name} per node, worst first", "rows": rows,
+            "headers": ["node (pair, case)", "value", "margin to its tightest bound", "status", "reasons"]}
+
+
 def _threshold_row(t: dict[str, Any]) -> dict[str, str]:
     ceiling = t.get("ceiling")
     return {"metric": str(t.get("metric")), "floor": str(t.get("floor", "-")),
@@ -320,13 +492,16 @@ def html_view(report: dict[str, Any]) -> dict[str, Any]:
     stages = []
     for key in order:
         checks = [c for c in v["checks"] if c["stage"] == key]
+        perf, perf_groups = grouped(checks, "performance")
+        sanity, sanity_groups = grouped(checks, "sanity")
         stages.append({
             "key": key, "title": STAGE_TITLES.get(key, key),
-            "performance": [_performance_row(c, report) for c in checks if c["kind"] == "performance"],
+            "performance": [_performance_row(c, report) for c in perf] + [
+                _group_row(name, cs) for name, cs in perf_groups.items()],
             "sanity": [{"label": c["label"], "status": c["status"], "reasons": "; ".join(c["reasons"])}
-                       for c in checks if c["kind"] == "sanity"],
+                       for c in sanity] + [_sanity_group_row(name, cs) for name, cs in sanity_groups.items()],
             "plots": [Markup(svg) for svg in charts.get(key, [])],  # built by svgplot, every text escaped there
-            "tables": stage_tables(report, key),
+            "tables": [per_node_table(name, cs) for name, cs in perf_groups.items()] + stage_tables(report, key),
         })
     hand = report["handover"]
     return {

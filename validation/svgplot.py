@@ -326,3 +326,59 @@ def bar_chart(title: str, y_label: str, bars: list[tuple[str, float | None]], li
     t_body, t_legend = _thresholds([HLine("threshold", threshold)] if threshold is not None else [], py, unit)
     body += t_body
     return _svg(title, "node", y_label, body, legend + t_legend, x_axis_extra=label_room * 0.6)
+
+
+STRIP_COLS = 20                       # cells per row of a strip chart
+STRIP_CELL_H = 22
+STRIP_COLOURS = (("#a00000", "below the threshold"), ("#ff7f0e", "within 5% above it"),
+                 ("#9ecae1", "up to 25% above it"), ("#1f77b4", "further above it"), ("#bbbbbb", "missing"))
+
+
+def strip_colour(value: float | None, threshold: float | None, lower_is_worse: bool = True) -> str:
+    """A cell's colour: missing grey; else by its margin over the threshold (red below it, orange within 5%, light
+    blue within 25%, blue beyond); without a threshold light blue, the worst tenth orange."""
+    if value is None:
+        return STRIP_COLOURS[4][0]
+    if threshold is None or threshold == 0:
+        return STRIP_COLOURS[2][0]
+    margin = (value / threshold - 1) if lower_is_worse else (threshold / value - 1 if value else -1.0)
+    if margin < 0:
+        return STRIP_COLOURS[0][0]
+    if margin < 0.05:
+        return STRIP_COLOURS[1][0]
+    return STRIP_COLOURS[2][0] if margin < 0.25 else STRIP_COLOURS[3][0]
+
+
+def strip_chart(title: str, unit: str, cells: list[tuple[str, float | None]], threshold: float | None = None,
+                lower_is_worse: bool = True) -> str:
+    """One coloured cell per node (or pair), STRIP_COLS a row, in the given order, for sites where a bar or a
+    series per node would not be read: the colour says how far above its threshold each is, the cell's <title>
+    its name and value, and the worst cell is named under the strip. Its size grows with the cells, one short
+    element each."""
+    cells = [(n, v if _ok(v) else None) for n, v in cells]
+    threshold = threshold if _ok(threshold) else None
+    legend = [LegendItem(text, colour, bar=True) for colour, text in STRIP_COLOURS]
+    if not cells:
+        return _svg(title, "", unit, _no_data(), legend)
+    rows = math.ceil(len(cells) / STRIP_COLS)
+    cw = (W - ML - MR) / STRIP_COLS
+    body = []
+    for i, (name, value) in enumerate(cells):
+        x, y = ML + (i % STRIP_COLS) * cw, MT + 8 + (i // STRIP_COLS) * STRIP_CELL_H
+        about = f"{name}: {'missing' if value is None else f'{value:.4g} {unit}'}"
+        body.append(f'<rect x="{x:.1f}" y="{y}" width="{cw - 2:.1f}" height="{STRIP_CELL_H - 2}" '
+                    f'fill="{strip_colour(value, threshold, lower_is_worse)}">{_title(about)}</rect>')
+    for r in range(rows):
+        first = cells[r * STRIP_COLS][0]
+        body.append(f'<text x="{ML - 4}" y="{MT + 8 + r * STRIP_CELL_H + 15}" text-anchor="end" font-size="9">'
+                    f"{escape(_fit(first, ML - 6))}</text>")
+    known = [(n, v) for n, v in cells if v is not None]
+    missing = len(cells) - len(known)
+    worst = (min if lower_is_worse else max)(known, key=lambda c: c[1]) if known else None
+    note = (f"worst {worst[0]}: {worst[1]:.4g} {unit}" if worst else "no value") + (
+        f"; threshold {threshold:.4g} {unit}" if threshold is not None else "") + (
+        f"; {missing} missing" if missing else "")
+    top = MT + 8 + rows * STRIP_CELL_H + 14
+    body.append(f'<text x="{ML}" y="{top}" font-size="11">{escape(note)}</text>')
+    height = rows * STRIP_CELL_H + 30 - PLOT_H  # the frame adds PLOT_H and the axis room
+    return _svg(title, f"{len(cells)} cells, {STRIP_COLS} a row, in order", "", body, legend, x_axis_extra=height)

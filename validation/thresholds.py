@@ -60,6 +60,12 @@ def powerscale_nics(ctx: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def server_nics_for(ctx: dict[str, Any], dgx: str) -> list[tuple[str, dict[str, Any]]]:
     """The PowerScale NIC(s) a DGX's NFS traffic goes to, per nfs_server_mode."""
     mode = ctx.get("nfs_server_mode")
+    if mode == "static":  # the mapped node's own NICs: a lookup, not a walk over every NIC (N x M at scale)
+        entry = (ctx.get("nfs_server_map") or {}).get(dgx) or {}
+        host = (ctx.get("powerscale") or {}).get(entry.get("node")) or {}
+        match = [(str(entry["node"]), nic) for nic in host.get("storage_nics") or [] if nic.get("name") == entry.get("nic")]
+        if match:
+            return match
     all_nics = powerscale_nics(ctx)
     if not all_nics:
         raise ThresholdError("no PowerScale storage_nics in the inventory: cannot derive a storage ceiling "

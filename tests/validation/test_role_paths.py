@@ -21,7 +21,7 @@ from validation.verdict import FAIL
 
 REAL = ROOT / "tests" / "fixtures" / "paths" / "real"
 FAKE_IPERF3 = """#!/bin/sh
-echo "$$ $@" >> {log}
+echo "$$ $(date +%s.%N) $@" >> {log}
 case " $* " in
   *" -s "*) while [ $# -gt 0 ]; do [ "$1" = -I ] && pidfile=$2; shift; done
             (trap 'exit 0' TERM; while :; do sleep 0.1; done) </dev/null >/dev/null 2>&1 &
@@ -32,7 +32,8 @@ cat {capture}
 """
 
 
-def test_the_role_measures_each_path_alone_then_all_at_once_and_stops_its_servers(tmp_path):
+def run_paths_stage(tmp_path: Path, dgx: int = 2) -> Path:
+    """The paths stage on `dgx` stand-in DGX hosts; the iperf3 stand-in's log."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "iperf3.log"
@@ -59,10 +60,10 @@ def test_the_role_measures_each_path_alone_then_all_at_once_and_stops_its_server
         "paths_test_run": "20261126T100000Z", "paths_test_dir": str(tmp_path), "paths_test_root": str(ROOT)},
         "children": {
             "dgx": {"hosts": {
-                "dgx01": {**local, "ansible_mounts": mounts("198.51.100.21"), "ib_ipoib_address": "203.0.113.11/24",
-                          "storage_nics": [{"name": "storage0", "address": "198.51.100.11/24"}]},
-                "dgx02": {**local, "ansible_mounts": mounts("198.51.100.21"), "ib_ipoib_address": "203.0.113.12/24",
-                          "storage_nics": [{"name": "storage0", "address": "198.51.100.12/24"}]}}},
+                f"dgx{i:02d}": {**local, "ansible_mounts": mounts("198.51.100.21"),
+                                "ib_ipoib_address": f"203.0.113.{10 + i}/24",
+                                "storage_nics": [{"name": "storage0", "address": f"198.51.100.{10 + i}/24"}]}
+                for i in range(1, dgx + 1)}},
             "powerscale": {"hosts": {"powerscale01": {
                 **local, "storage_nics": [{"name": "storage0", "address": "198.51.100.21/24"}]}}}}}}
     inv = tmp_path / "inventory.yml"
@@ -75,6 +76,11 @@ def test_the_role_measures_each_path_alone_then_all_at_once_and_stops_its_server
                        text=True, timeout=600)
     (tmp_path / "playbook.log").write_text(p.stdout + p.stderr)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    return log
+
+
+def test_the_role_measures_each_path_alone_then_all_at_once_and_stops_its_servers(tmp_path):
+    log = run_paths_stage(tmp_path)
     raw = tmp_path / "results" / "20261126T100000Z" / "raw" / "paths"
     assert sorted(d.name for d in raw.iterdir() if d.is_dir()) == [
         "fabric-dgx01-dgx02", "storage-all-dgx01", "storage-all-dgx02", "storage-dgx01", "storage-dgx02"]
@@ -106,3 +112,25 @@ def test_the_role_measures_each_path_alone_then_all_at_once_and_stops_its_server
     # the capture is a 1-stream test in the other direction: the verdict says so (the role asked for nconnect 4)
     check, _values = judge_path_case(raw / "storage-dgx01", "storage-dgx01", 2)
     assert check.status == FAIL and any("streams: asked 4, done 1" in r for r in check.reasons)
+
+
+def test_fabric_pairs_run_in_rounds_of_disjoint_pairs(tmp_path):
+    """Four DGX: the ring's four fabric pairs in two rounds (validation/localise.py pair_rounds), the two pairs of a
+    round at once: each client starts before the other pair of its round has ended (the stand-in takes 0.2 s)."""
+    log = run_paths_stage(tmp_path, dgx=4)
+    raw = tmp_path / "results" / "20261126T100000Z" / "raw" / "paths"
+    assert sorted(d.name for d in raw.glob("fabric-*")) == [
+        "fabric-dgx01-dgx02", "fabric-dgx02-dgx03", "fabric-dgx03-dgx04", "fabric-dgx04-dgx01"]
+    starts: dict[str, list[float]] = {}
+    for line in log.read_text().splitlines():
+        _pid, when, *args = line.split()
+        if "-c" in args and "-R" not in args:
+            starts.setdefault(args[args.index("-c") + 1], []).append(float(when))
+    first = {server: min(times) for server, times in starts.items()}
+    end = {server: max(times) + 0.2 for server, times in starts.items()}  # the stand-in's last sample ends
+    # round 1: dgx01->dgx02 (server .12) and dgx03->dgx04 (.14); round 2: dgx02->dgx03 (.13) and dgx04->dgx01 (.11)
+    for one, other in (("12", "14"), ("13", "11")):
+        a, b = f"203.0.113.{one}", f"203.0.113.{other}"
+        assert first[a] < end[b] and first[b] < end[a], f"the pairs of a round overlap in time: {starts}"
+    round_one_end = max(end["203.0.113.12"], end["203.0.113.14"])
+    assert min(first["203.0.113.13"], first["203.0.113.11"]) >= round_one_end - 0.2, f"round 2 after round 1: {starts}"

@@ -41,7 +41,24 @@ def _fraction(upper: float | None, lower: float | None) -> float | None:
     return round(upper / lower, 4)
 
 
+class _Indexed(list[Check]):
+    """The checks with their first check and first performance check per (name, instance): where_is_the_limit
+    looks up a few per node, a walk over all of them each time cost N x checks (quadratic at 560 nodes)."""
+
+    def __init__(self, checks: list[Check]) -> None:
+        super().__init__(checks)
+        self.first: dict[tuple[str, str | None], Check] = {}
+        self.performance: dict[tuple[str, str | None], Check] = {}
+        for c in checks:
+            self.first.setdefault((c.name, c.instance), c)
+            if c.kind == "performance":
+                self.performance.setdefault((c.name, c.instance), c)
+
+
 def _value(checks: list[Check], name: str, instance: str | None) -> float | None:
+    if isinstance(checks, _Indexed):
+        found = checks.performance.get((name, instance))
+        return found.value if found is not None else None
     return next((c.value for c in checks if c.name == name and c.instance == instance and c.kind == "performance"),
                 None)
 
@@ -52,6 +69,9 @@ def _layer(name: str, value: float | None, unit: str, below: float | None, statu
 
 
 def _status(checks: list[Check], name: str, instance: str | None) -> str | None:
+    if isinstance(checks, _Indexed):
+        found = checks.first.get((name, instance))
+        return found.status if found is not None else None
     return next((c.status for c in checks if c.name == name and c.instance == instance), None)
 
 
@@ -59,6 +79,7 @@ def where_is_the_limit(checks: list[Check], series: dict[str, Any], ctx: dict[st
                        nodes: list[str]) -> dict[str, Any]:
     """Per path, each layer as a fraction of the one below it (nominal link -> measured baseline -> fio / NCCL ->
     the training), and one diagnosis line per node (or for the cluster) naming the lowest layer that failed."""
+    checks = _Indexed(checks)
     paths = series.get("paths") or {}
     ddp = series.get("ddp") or {}
     image = int((ctx.get("validation_ddp") or {}).get("image_size") or 0)
