@@ -19,7 +19,7 @@ description:
     subnet manager in its designed state (C(show ib smnode HOST sm-running) and C(ha-role) report master or standby). The mismatches are returned;
     an output that cannot be parsed fails the task.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   verify:
     description:
@@ -27,6 +27,7 @@ options:
         (C(hostname), C(sm) with C(role), C(ports), C(partitions), C(ntp_servers), C(syslog_servers)).
     type: dict
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - mlnxos_api
   - module_attributes.reads
 seealso:

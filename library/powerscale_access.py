@@ -15,7 +15,7 @@ description:
     privilege or licence the run lacks and the feature that needs it. Changes nothing.
   - The privileges are those of the RBAC role in roles/powerscale/README.md (module_utils/onefs_access.py).
 version_added: "0.2.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   exports:
     description: The run creates or updates NFS exports (needs ISI_PRIV_NFS read-write).
@@ -55,6 +55,7 @@ options:
         choices: [static, dynamic]
         default: static
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.reads
   - onefs_api.reads

@@ -15,7 +15,7 @@ description:
   - Never deletes anything. Check mode sends nothing that changes the cluster; diff mode shows owner, group
     and mode before and after.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   path:
     description: Absolute path under /ifs.
@@ -39,6 +39,7 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes

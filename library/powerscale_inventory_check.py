@@ -27,7 +27,7 @@ description:
   - Contacts nothing and changes nothing. Fails naming host, variable, value, problem and fix for every error at
     once; warnings are returned as Ansible warnings.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   host:
     description: The name the rows carry (the inventory host the check runs for).
@@ -55,6 +55,7 @@ options:
     choices: [exports, exposure, quotas, smartconnect]
     default: [exports, exposure, quotas, smartconnect]
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - module_attributes.reads
 attributes:
   platform:

@@ -16,7 +16,7 @@ description:
   - Ranges and interfaces are compared as sets. Only differing fields are sent. Never deletes a pool.
   - Check mode sends nothing that changes the cluster; diff mode shows the managed fields before and after.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   groupnet:
     description: Groupnet of the subnet.
@@ -79,6 +79,7 @@ options:
     description: Free text.
     type: str
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes

@@ -39,6 +39,16 @@ attributes:
       connection.'
 """
 
+    # Plan modules: pure computation on their arguments, wherever the task runs.
+    COMPUTATION = r"""
+attributes:
+  platform:
+    support: full
+    platforms: all
+    details: Pure computation on the module's arguments; it reads nothing from the host it runs on and changes
+      nothing there.
+"""
+
     # Modules that run on the DGX node.
     DGX_HOST = r"""
 attributes:
