@@ -245,7 +245,7 @@ def rule_mtu(site: Site) -> list[Problem]:
     nic_mtus = [(h, i, nic_mtu) for g in ("dgx", "powerscale") for h in site.hosts(g) for i, n in nics(site, h)
                 if is_int(nic_mtu := n.get("mtu"))]
     pool_mtu, pool_label = site.cluster("powerscale_pool_mtu", "powerscale")
-    seen = {m for _unused, _unused, m in nic_mtus} | ({pool_mtu} if is_int(pool_mtu) else set())
+    seen = {m for _host, _index, m in nic_mtus} | ({pool_mtu} if is_int(pool_mtu) else set())
     if len(seen) == 1 and host_mtu not in seen:
         only = seen.pop()
         out.append(Problem(host_mtu_label, "storage_fabric_host_mtu", host_mtu,
