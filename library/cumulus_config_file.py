@@ -20,9 +20,9 @@ description:
 version_added: "0.2.0"
 author: powerscale-dgx-ra authors (!UNKNOWN)
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.changes
   - module_attributes.switch_shell
+  - ansible.builtin.action_common_attributes
 options:
   path:
     description: The file on the switch.

@@ -92,9 +92,9 @@ options:
     type: dict
     default: {}
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.reads
   - module_attributes.computation
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     details: Pure computation on the control node; it reads and changes nothing, so check mode runs it unchanged.

@@ -44,8 +44,8 @@ options:
     type: str
     default: ""
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.switch_shell
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full

@@ -16,9 +16,9 @@ description:
 version_added: "0.2.0"
 author: powerscale-dgx-ra authors (!UNKNOWN)
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.reads
   - module_attributes.switch_shell
+  - ansible.builtin.action_common_attributes
 options:
   breakouts:
     description: "The plan's breakouts, parent port to mode (C({swp29: 4x25G}))."

@@ -43,10 +43,10 @@ options:
     type: int
     default: 60
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.facts
   - module_attributes.reads
   - module_attributes.dgx_host
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
 attributes:
   facts:
     support: full

@@ -60,9 +60,9 @@ options:
     type: path
     default: /proc/mounts
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.changes
   - module_attributes.dgx_host
+  - ansible.builtin.action_common_attributes
 notes:
   - In check mode the shares that would be remounted are reported as changed, with a diff; nothing is unmounted.
 seealso:

@@ -56,9 +56,9 @@ options:
     elements: dict
     default: []
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.reads
   - module_attributes.computation
+  - ansible.builtin.action_common_attributes
 notes:
   - Pure computation; safe in check mode. Shared code is in module_utils/dgx_nfs.py.
 seealso:

@@ -44,9 +44,9 @@ options:
     type: dict
     default: {enabled: false}
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.reads
   - module_attributes.computation
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: host_state
   - name: Role ngc

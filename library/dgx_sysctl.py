@@ -38,9 +38,9 @@ options:
     type: dict
     default: {}
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.changes
   - module_attributes.dgx_host
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: ansible.posix.sysctl
   - module: dgx_facts

@@ -56,8 +56,8 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.reads
+  - ansible.builtin.action_common_attributes
 attributes:
   platform:
     support: full

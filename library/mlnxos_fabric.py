@@ -128,9 +128,9 @@ options:
     type: dict
     default: {}
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - mlnxos_api
   - module_attributes.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - Runs on the control node (C(connection=local)); the switch needs no Python.
   - Requires C(paramiko) for the CLI transport.

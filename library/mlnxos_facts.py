@@ -27,9 +27,9 @@ options:
         (C(hostname), C(sm) with C(role), C(ports), C(partitions), C(ntp_servers), C(syslog_servers)).
     type: dict
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - mlnxos_api
   - module_attributes.reads
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: mlnxos_fabric
   - name: Role qm8700

@@ -55,10 +55,10 @@ options:
         choices: [static, dynamic]
         default: static
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.reads
   - onefs_api.reads
+  - ansible.builtin.action_common_attributes
 notes:
   - Check mode changes nothing either; the module only reads.
 seealso:

@@ -39,10 +39,10 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - "The API user needs ISI_PRIV_NS_IFS_ACCESS and ISI_PRIV_NS_TRAVERSE (RESTful Access to Namespace), and write
     permission on the parent directory or ISI_PRIV_IFS_RESTORE. A directory created through the namespace API

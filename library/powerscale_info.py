@@ -32,10 +32,10 @@ options:
     elements: str
     default: [groupnet0.subnet0]
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.reads
   - onefs_api.reads
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: powerscale_access
   - module: powerscale_nfs_export

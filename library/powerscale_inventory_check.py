@@ -55,8 +55,8 @@ options:
     choices: [exports, exposure, quotas, smartconnect]
     default: [exports, exposure, quotas, smartconnect]
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - module_attributes.reads
+  - ansible.builtin.action_common_attributes
 attributes:
   platform:
     support: full

@@ -79,10 +79,10 @@ options:
     description: Free text.
     type: str
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - The API user needs ISI_PRIV_NETWORK (read-write). O(alloc_method=dynamic) and a second pool in a subnet need
     the SmartConnect Advanced licence; the role checks both before it sends anything.

@@ -101,10 +101,10 @@ options:
         otherwise. Protects exports this project did not create.
     type: str
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - Check mode and diff mode are supported.
 attributes:

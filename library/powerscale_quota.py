@@ -56,10 +56,10 @@ options:
         description: Notification only.
         type: int
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - Check mode and diff mode are supported.
 attributes:

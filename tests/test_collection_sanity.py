@@ -5,6 +5,7 @@ it. The execution environment definition gives ansible-builder a build context."
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -38,6 +39,25 @@ def test_every_module_and_plugin_documents_itself_in_the_collection(collections)
     # every module of the bundle, and a documentation file for each action plugin (the Ansible convention)
     assert {p.stem for p in (top / "plugins" / "modules").glob("*.py")} >= {
         p.stem for p in (ROOT / "plugins" / "action").glob("*.py")}
+
+
+def test_the_collection_documents_each_module_as_the_bundle_does(collections):
+    """The build renames, and changes nothing a reader sees: the options and attributes ansible-doc shows for each
+    module of the installed collection are the bundle's (ansible-doc -M library), its fragments merged alike."""
+    names = sorted(p.stem for p in (ROOT / "library").glob("*.py"))
+    bundle = json.loads(subprocess.run([str(BIN / "ansible-doc"), "-M", "library", "-j", *names], cwd=ROOT,
+                                       capture_output=True, text=True, timeout=300, check=True).stdout)
+    env = collection_check.clean_env(collections)
+    fqcns = [f"{collection_check.FQCN}.{n}" for n in names]
+    installed = json.loads(subprocess.run([str(BIN / "ansible-doc"), "-j", *fqcns], env=env, capture_output=True,
+                                          text=True, timeout=300, check=True).stdout)
+    for name, fqcn in zip(names, fqcns, strict=True):
+        # our modules are named by their FQCN in the collection's markup (M(powerscale_dgx.ra.<name>))
+        ours = bundle[name]["doc"]
+        theirs = json.loads(json.dumps(installed[fqcn]["doc"]).replace(f"M({collection_check.FQCN}.", "M("))
+        assert theirs["attributes"] == ours["attributes"], name
+        assert theirs.get("options") == ours.get("options"), name
+        assert theirs["attributes"]["check_mode"]["description"], name  # Ansible's own attribute descriptions
 
 
 def test_every_module_utils_file_and_plugin_imports_from_the_collection_alone(collections):
