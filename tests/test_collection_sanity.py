@@ -68,6 +68,26 @@ def test_every_module_utils_file_and_plugin_imports_from_the_collection_alone(co
     assert f"{expected + 1} imported" in step.output  # + the readable callback
 
 
+def test_preflight_plugins_load_the_collections_own_module_utils(collections):
+    """preflight_inventory and preflight_targets load their rules by name at run time: inside the collection they
+    take the collection's module_utils, with nothing of the checkout on the path."""
+    code = (
+        "import sys\n"
+        "from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder\n"
+        "_AnsibleCollectionFinder(paths=[sys.argv[1]])._install()\n"
+        "import importlib\n"
+        "for plugin in ('preflight_inventory', 'preflight_targets'):\n"
+        "    action = importlib.import_module(f'ansible_collections.powerscale_dgx.ra.plugins.action.{plugin}')\n"
+        "    for name in ('inventory_problem', 'preflight_rules', 'preflight_targets'):\n"
+        "        print(action.load_module_utils(name).__name__, action.load_module_utils(name).__file__)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(collections)], cwd=collections,
+                          env=collection_check.clean_env(collections), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 6 and all(line.startswith("ansible_collections.powerscale_dgx.ra.plugins.module_utils.")
+                                   and str(collections) in line for line in lines), proc.stdout
+
+
 @pytest.mark.parametrize("test", collection_check.CI_TESTS)
 def test_ansible_test_sanity_passes_offline(collections, test):
     """ansible-test sanity TEST on the installed collection: no error outside tests/sanity/ignore-2.19.txt."""
