@@ -103,8 +103,10 @@ def ansible_doc(collections: Path) -> list[Step]:
         if step.ok:
             docs = json.loads(out)
             missing = [n for n in names if not (docs.get(n) or {}).get("doc")]
-            if missing or not names:
-                step.ok, step.output = False, f"no documentation for {missing or kind + ' (none found)'}"
+            stderr = step.output[len(out):]  # a fragment or plugin that does not load is a warning there
+            problems = [f"no documentation for {n}" for n in missing] + ([] if names else [f"no {kind} found"])
+            if problems or "[WARNING]" in stderr or "[ERROR]" in stderr:
+                step.ok, step.output = False, "\n".join([*problems, stderr])
         steps.append(step)
     return steps
 
