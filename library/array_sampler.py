@@ -17,13 +17,19 @@ description:
     end; fails, naming the pid and the stop file, when it does not.
   - In check mode nothing is measured, so nothing is sampled (skipped).
 version_added: "0.3.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: none
     details: Skipped in check mode (the action plugin returns skipped); nothing is measured, so nothing is sampled.
   diff_mode:
     support: none
+  platform:
+    support: full
+    platforms: posix
+    details: Runs on the control node (action plugin), where the sampler process runs; it touches no target.
 options:
   state:
     description: Start a sampler, or stop the one I(pid) names.

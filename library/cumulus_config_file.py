@@ -18,10 +18,11 @@ description:
   - Fails when I(path) does not exist (the package that owns it is missing); never creates it.
   - "Agentless: runs on the control node (action plugin) and sends the switch plain shell commands."
 version_added: "0.2.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 extends_documentation_fragment:
   - module_attributes.changes
   - module_attributes.switch_shell
+  - ansible.builtin.action_common_attributes
 options:
   path:
     description: The file on the switch.

@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.cumulus_fabric import derive_plan
-
 DOCUMENTATION = r"""
 ---
 module: cumulus_fabric_plan
@@ -21,7 +18,7 @@ description:
   - "Pure computation: it reads and changes nothing, so it runs the same in check mode. Run it on the control
     node (C(delegate_to: localhost))."
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   switch:
     description: Inventory name of the switch to plan (the C(switch) value of the cables that land on it).
@@ -96,6 +93,8 @@ options:
     default: {}
 extends_documentation_fragment:
   - module_attributes.reads
+  - module_attributes.computation
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     details: Pure computation on the control node; it reads and changes nothing, so check mode runs it unchanged.
@@ -153,6 +152,9 @@ problems:
   type: list
   elements: str
 """
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.cumulus_fabric import derive_plan  # noqa: E402
 
 
 def main() -> None:

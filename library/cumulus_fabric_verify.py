@@ -21,7 +21,7 @@ description:
   - When the plan has a peerlink, the CLAG backup link must be active too (C(backupActive) in C(clagctl -j)).
   - Read-only; runs in check mode too.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   plan:
     description: The plan returned by M(cumulus_fabric_plan).
@@ -45,6 +45,7 @@ options:
     default: ""
 extends_documentation_fragment:
   - module_attributes.switch_shell
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full

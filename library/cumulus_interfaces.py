@@ -27,10 +27,11 @@ description:
     returned when it rejects the file, and the candidate is removed.
   - Supports check mode and diff mode. It does not reload anything; notify a handler that runs C(ifreload -a).
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 extends_documentation_fragment:
   - module_attributes.changes
   - module_attributes.switch_shell
+  - ansible.builtin.action_common_attributes
 options:
   path:
     description: The interfaces file.

@@ -14,10 +14,11 @@ description:
     model was checked against, or when it is not I(expected).
   - "Agentless: runs on the control node (action plugin) and sends the switch one plain shell command."
 version_added: "0.2.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 extends_documentation_fragment:
   - module_attributes.reads
   - module_attributes.switch_shell
+  - ansible.builtin.action_common_attributes
 options:
   breakouts:
     description: "The plan's breakouts, parent port to mode (C({swp29: 4x25G}))."

@@ -20,7 +20,7 @@ description:
     n/a is only used where the node model has no such hardware (the lab's VMs).
   - Sets the fact C(dgx) (C(ansible_facts.dgx)).
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   storage_nics:
     description: Names of the storage NICs whose MTU is read.
@@ -45,6 +45,8 @@ options:
 extends_documentation_fragment:
   - module_attributes.reads
   - module_attributes.dgx_host
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
 attributes:
   facts:
     support: full

@@ -3,20 +3,6 @@
 
 from __future__ import annotations
 
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_nfs import (
-    DesiredMount,
-    compare_live,
-    describe,
-    find_mount,
-    fstab_in_sync,
-    parse_mounts_table,
-    plan_cycles,
-)
-from ansible.module_utils.host_state import missing_packages, read_dpkg_status
-
 DOCUMENTATION = r"""
 ---
 module: dgx_nfs_live
@@ -45,7 +31,7 @@ description:
     install them, then call this module again. A converged node costs one call, where a package read before it
     would cost two.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   mounts:
     description: The shares of this DGX, each C({path, src, opts, fstype}) as planned by dgx_nfs_plan.
@@ -76,6 +62,7 @@ options:
 extends_documentation_fragment:
   - module_attributes.changes
   - module_attributes.dgx_host
+  - ansible.builtin.action_common_attributes
 notes:
   - In check mode the shares that would be remounted are reported as changed, with a diff; nothing is unmounted.
 seealso:
@@ -115,7 +102,7 @@ mounts:
     src: {description: Desired source, type: str}
     opts: {description: Desired options, type: str}
     fstype: {description: Desired filesystem type, type: str}
-    changed: {description: Remounted in this run (or would be, in check mode), type: bool}
+    changed: {description: "Remounted in this run (or would be, in check mode)", type: bool}
     mounted: {description: Something is mounted there after this run, type: bool}
     in_sync: {description: Mounted from the desired source with the desired options, type: bool}
     fstab_in_sync:
@@ -126,11 +113,25 @@ mounts:
     blocked: {description: Why a needed remount was not attempted (empty when none), type: str}
     holders: {description: "C(fuser -vm) output for a busy share", type: str}
     foreign: {description: Non-empty when the mount point holds a non-NFS filesystem, type: str}
-    drift: {description: Options that differed before any remount (option, desired, live, note), type: list}
+    drift: {description: "Options that differed before any remount (option, desired, live, note)", type: list}
     negotiated: {description: rsize/wsize granted below the request, type: list}
     live: {description: "The /proc/mounts entry after this run (src, fstype, options)", type: dict}
     summary: {description: One line for a human, type: str}
 """
+
+import os  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.dgx_nfs import (  # noqa: E402
+    DesiredMount,
+    compare_live,
+    describe,
+    find_mount,
+    fstab_in_sync,
+    parse_mounts_table,
+    plan_cycles,
+)
+from ansible.module_utils.host_state import missing_packages, read_dpkg_status  # noqa: E402
 
 
 def read_text(path: str) -> str:

@@ -3,10 +3,6 @@
 
 from __future__ import annotations
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_nfs import desired_mount, export_purposes, inventory_problems, select_server
-from ansible.module_utils.inventory_problem import render_table
-
 DOCUMENTATION = r"""
 ---
 module: dgx_nfs_plan
@@ -21,7 +17,7 @@ description:
   - Changes nothing anywhere; run it on the controller (delegated to localhost) before any change.
     Every defect is reported at once as host / variable / value / problem / fix.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   host:
     description: Inventory name of the DGX the plan is for.
@@ -61,6 +57,8 @@ options:
     default: []
 extends_documentation_fragment:
   - module_attributes.reads
+  - module_attributes.computation
+  - ansible.builtin.action_common_attributes
 notes:
   - Pure computation; safe in check mode. Shared code is in module_utils/dgx_nfs.py.
 seealso:
@@ -113,6 +111,10 @@ problems:
   type: list
   elements: dict
 """
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.dgx_nfs import desired_mount, export_purposes, inventory_problems, select_server  # noqa: E402
+from ansible.module_utils.inventory_problem import render_table  # noqa: E402
 
 
 def build_plan(params: dict) -> tuple[dict, list[dict]]:

@@ -3,10 +3,6 @@
 
 from __future__ import annotations
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_ngc import image_from_entry, inventory_problems, selected_images
-from ansible.module_utils.inventory_problem import ERROR, WARNING, render_table
-
 DOCUMENTATION = r"""
 ---
 module: dgx_ngc_plan
@@ -19,7 +15,7 @@ description:
     name, so that users and validation refer to one name whatever the site.
   - Takes no secret; changes nothing; safe in check mode. Warns for every image pinned by tag only.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   host:
     description: Inventory name of the DGX the plan is for (the host column of every problem).
@@ -49,6 +45,8 @@ options:
     default: {enabled: false}
 extends_documentation_fragment:
   - module_attributes.reads
+  - module_attributes.computation
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: host_state
   - name: Role ngc
@@ -79,7 +77,7 @@ images:
   type: list
   elements: dict
   contains:
-    source: {description: What is pulled (repository@digest, or repository:tag when unpinned), type: str}
+    source: {description: "What is pulled (repository@digest, or repository:tag when unpinned)", type: str}
     source_repository: {description: Repository pulled from, type: str}
     target: {description: The NGC name:tag the image ends up under, type: str}
     target_name: {description: NGC repository name, type: str}
@@ -98,6 +96,10 @@ pin_warnings:
   type: list
   elements: str
 """
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.dgx_ngc import image_from_entry, inventory_problems, selected_images  # noqa: E402
+from ansible.module_utils.inventory_problem import ERROR, WARNING, render_table  # noqa: E402
 
 
 def build_plan(params: dict) -> tuple[dict, list[dict]]:

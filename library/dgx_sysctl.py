@@ -3,11 +3,6 @@
 
 from __future__ import annotations
 
-import os
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.dgx_sysctl import live_drift, module_pending, plan, proc_path
-
 DOCUMENTATION = r"""
 ---
 module: dgx_sysctl
@@ -26,7 +21,7 @@ description:
     returns it in RV(modules_pending); load it (community.general.modprobe), then call this module again. A
     converged node costs one call, where a modprobe task before it would cost two.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   settings:
     description: The keys (dotted names, e.g. C(net.core.rmem_max)) and their values.
@@ -45,6 +40,7 @@ options:
 extends_documentation_fragment:
   - module_attributes.changes
   - module_attributes.dgx_host
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: ansible.posix.sysctl
   - module: dgx_facts
@@ -78,6 +74,11 @@ modules_pending:
   returned: always
   sample: {sunrpc: ["sunrpc is not loaded"]}
 """
+
+import os  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.dgx_sysctl import live_drift, module_pending, plan, proc_path  # noqa: E402
 
 
 def _read(path: str) -> str:
@@ -157,16 +158,16 @@ def main() -> None:
             {"before_header": path, "after_header": path, "before": existing or "", "after": todo.file_text
              if todo.file_text is not None else existing or ""},
             {"before_header": "live kernel", "after_header": "live kernel",
-             "before": "".join(f"{k} = {b}\n" for k, (b, _) in todo.live.items()),
-             "after": "".join(f"{k} = {a}\n" for k, (_, a) in todo.live.items())},
+             "before": "".join(f"{k} = {b}\n" for k, (b, _unused) in todo.live.items()),
+             "after": "".join(f"{k} = {a}\n" for k, (_unused, a) in todo.live.items())},
         ],
     }
     if module.check_mode or not todo.changed:
         module.exit_json(**result)
     if todo.file_text is not None:
         _write_file(module, path, todo.file_text)
-    for key, (_, wanted) in todo.live.items():
-        rc, _, err = module.run_command(["sysctl", "-w", f"{key}={wanted}"])
+    for key, (_unused, wanted) in todo.live.items():
+        rc, _unused, err = module.run_command(["sysctl", "-w", f"{key}={wanted}"])
         if rc != 0:
             module.fail_json(msg=f"sysctl -w {key}={wanted} failed (rc {rc}): {err.strip()}", **result)
     refused = live_drift(_read_live(module, list(todo.live)), {k: settings[k] for k in todo.live})

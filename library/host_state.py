@@ -18,7 +18,7 @@ description:
   - Every doubtful case counts as different (a package name with a version pin or pattern, a dpkg status
     other than installed, a unit state other than C(enabled)/C(active)), so the real module judges it.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   packages:
     description: Debian package names that must be installed (as M(ansible.builtin.apt) C(state=present)).
@@ -57,6 +57,7 @@ options:
     default: []
 extends_documentation_fragment:
   - module_attributes.reads
+  - ansible.builtin.action_common_attributes
 attributes:
   platform:
     support: full

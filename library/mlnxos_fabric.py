@@ -29,7 +29,7 @@ description:
   - The whole input is checked before the switch is contacted; every problem is reported at once.
   - In check mode only C(show) commands are sent; the diff shows what would change.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   hostname:
     description: Switch hostname. Left as is when omitted.
@@ -131,6 +131,7 @@ options:
 extends_documentation_fragment:
   - mlnxos_api
   - module_attributes.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - Runs on the control node (C(connection=local)); the switch needs no Python.
   - Requires C(paramiko) for the CLI transport.
@@ -297,7 +298,7 @@ def refused(switch, params: dict, desired, live, todo, exc: MlnxosCommandError, 
 def main() -> None:
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    desired, _ = check_desired(params)
+    desired, _unused = check_desired(params)
     rendered = [f"{p.variable} = {p.value!r}: {p.problem}. Fix: {p.fix}"
                 for p in inventory_problems(switch_label(params), params, params["input_names"])]
     if params["sm_peers"] is not None:

@@ -19,7 +19,7 @@ description:
     subnet manager in its designed state (C(show ib smnode HOST sm-running) and C(ha-role) report master or standby). The mismatches are returned;
     an output that cannot be parsed fails the task.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   verify:
     description:
@@ -29,6 +29,7 @@ options:
 extends_documentation_fragment:
   - mlnxos_api
   - module_attributes.reads
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: mlnxos_fabric
   - name: Role qm8700

@@ -3,44 +3,6 @@
 
 from __future__ import annotations
 
-import json
-import ssl
-import time
-from typing import Any
-
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.cumulus_release import (
-    NEWEST,
-    OLDEST,
-    Release,
-    ReleaseError,
-    known,
-    nvue_api_default_listen,
-    nvue_apply_is_saved,
-    nvue_password_gate,
-    parse_release,
-    release_from_nvue_system,
-)
-from ansible.module_utils.nvue_client import (
-    NvueClient,
-    NvueError,
-    NvuePrompt,
-    NvueRejected,
-    NvueUnreachable,
-    decode_body,
-)
-from ansible.module_utils.nvue_fabric import (
-    desired,
-    differences,
-    forced_speed_problems,
-    normalise_vlans,
-    operational_mismatches,
-    projection,
-)
-from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
-from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
-from ansible.module_utils.urls import Request, SSLValidationError
-
 DOCUMENTATION = r"""
 ---
 module: nvue_fabric
@@ -75,7 +37,9 @@ description:
   - VLAN keys are compared as sets of VLAN IDs (NVUE keeps C(10,20,30) or C(10-20) as typed).
   - TLS is verified by default; the password is never logged.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 options:
   api_host:
     description: Address of the switch's NVUE API.
@@ -96,7 +60,6 @@ options:
     description: NVUE password.
     type: str
     required: true
-    no_log: true
     aliases: [password]
   validate_certs:
     description: Verify the switch's TLS certificate.
@@ -210,6 +173,44 @@ desired:
   returned: always
   type: dict
 """
+
+import json  # noqa: E402
+import ssl  # noqa: E402
+import time  # noqa: E402
+from typing import Any  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.cumulus_release import (  # noqa: E402
+    NEWEST,
+    OLDEST,
+    Release,
+    ReleaseError,
+    known,
+    nvue_api_default_listen,
+    nvue_apply_is_saved,
+    nvue_password_gate,
+    parse_release,
+    release_from_nvue_system,
+)
+from ansible.module_utils.nvue_client import (  # noqa: E402
+    NvueClient,
+    NvueError,
+    NvuePrompt,
+    NvueRejected,
+    NvueUnreachable,
+    decode_body,
+)
+from ansible.module_utils.nvue_fabric import (  # noqa: E402
+    desired,
+    differences,
+    forced_speed_problems,
+    normalise_vlans,
+    operational_mismatches,
+    projection,
+)
+from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError  # noqa: E402
+from ansible.module_utils.urls import ConnectionError as UrlsConnectionError  # noqa: E402
+from ansible.module_utils.urls import Request, SSLValidationError  # noqa: E402
 
 
 def _fetcher(module: AnsibleModule):

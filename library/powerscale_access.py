@@ -15,7 +15,7 @@ description:
     privilege or licence the run lacks and the feature that needs it. Changes nothing.
   - The privileges are those of the RBAC role in roles/powerscale/README.md (module_utils/onefs_access.py).
 version_added: "0.2.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   exports:
     description: The run creates or updates NFS exports (needs ISI_PRIV_NFS read-write).
@@ -58,6 +58,7 @@ extends_documentation_fragment:
   - onefs_api
   - module_attributes.reads
   - onefs_api.reads
+  - ansible.builtin.action_common_attributes
 notes:
   - Check mode changes nothing either; the module only reads.
 seealso:

@@ -15,7 +15,7 @@ description:
   - Never deletes anything. Check mode sends nothing that changes the cluster; diff mode shows owner, group
     and mode before and after.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   path:
     description: Absolute path under /ifs.
@@ -42,6 +42,7 @@ extends_documentation_fragment:
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - "The API user needs ISI_PRIV_NS_IFS_ACCESS and ISI_PRIV_NS_TRAVERSE (RESTful Access to Namespace), and write
     permission on the parent directory or ISI_PRIV_IFS_RESTORE. A directory created through the namespace API

@@ -14,7 +14,7 @@ description:
     cluster serves, access zones, NFS exports of one zone, directory quotas, network pools, subnets and
     interfaces. Changes nothing.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   gather_subset:
     description: What to read. C(cluster) is always read.
@@ -35,6 +35,7 @@ extends_documentation_fragment:
   - onefs_api
   - module_attributes.reads
   - onefs_api.reads
+  - ansible.builtin.action_common_attributes
 seealso:
   - module: powerscale_access
   - module: powerscale_nfs_export
@@ -161,7 +162,7 @@ def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:
     if "subnets" in subset:
         subnets = []
         for name in p["subnets"]:
-            groupnet, _, subnet = name.partition(".")
+            groupnet, _unused, subnet = name.partition(".")
             if not subnet:
                 raise OneFSError(f"subnets: {name!r} is not of the form groupnet.subnet (e.g. groupnet0.subnet0)")
             data = client.get(client.platform(3, f"network/groupnets/{groupnet}/subnets/{subnet}", minimum=3),

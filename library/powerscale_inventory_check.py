@@ -27,7 +27,7 @@ description:
   - Contacts nothing and changes nothing. Fails naming host, variable, value, problem and fix for every error at
     once; warnings are returned as Ansible warnings.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   host:
     description: The name the rows carry (the inventory host the check runs for).
@@ -56,6 +56,7 @@ options:
     default: [exports, exposure, quotas, smartconnect]
 extends_documentation_fragment:
   - module_attributes.reads
+  - ansible.builtin.action_common_attributes
 attributes:
   platform:
     support: full

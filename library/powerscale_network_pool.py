@@ -16,7 +16,7 @@ description:
   - Ranges and interfaces are compared as sets. Only differing fields are sent. Never deletes a pool.
   - Check mode sends nothing that changes the cluster; diff mode shows the managed fields before and after.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   groupnet:
     description: Groupnet of the subnet.
@@ -82,6 +82,7 @@ extends_documentation_fragment:
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - The API user needs ISI_PRIV_NETWORK (read-write). O(alloc_method=dynamic) and a second pool in a subnet need
     the SmartConnect Advanced licence; the role checks both before it sends anything.

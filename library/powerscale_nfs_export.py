@@ -20,7 +20,7 @@ description:
     the zone, the module fails and names them instead of guessing.
   - Supports C(--diff) with the managed fields before and after.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   path:
     description: Directory under /ifs that the export serves. It must exist (see powerscale_directory).
@@ -104,6 +104,7 @@ extends_documentation_fragment:
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - Check mode and diff mode are supported.
 attributes:

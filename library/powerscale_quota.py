@@ -18,7 +18,7 @@ description:
   - The quota is found by path, type C(directory) and O(include_snapshots). Check mode sends nothing that
     changes the cluster; diff mode shows the thresholds before and after.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   path:
     description: Directory under /ifs that the quota governs. It must exist.
@@ -59,6 +59,7 @@ extends_documentation_fragment:
   - onefs_api
   - module_attributes.changes
   - onefs_api.changes
+  - ansible.builtin.action_common_attributes
 notes:
   - Check mode and diff mode are supported.
 attributes:

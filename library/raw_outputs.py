@@ -15,7 +15,9 @@ description:
     the task before anything is written.
   - The raw outputs are measurements, never secrets; they are not returned, only their count.
 version_added: "0.4.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full

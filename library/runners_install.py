@@ -13,7 +13,9 @@ description:
   - An archive that holds anything but plain top-level files is refused before anything is sent.
   - Never reports a change, as the runners are the run's own tooling, not cluster state.
 version_added: "0.4.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: none

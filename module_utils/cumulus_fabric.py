@@ -619,12 +619,12 @@ def forced_speed_fec_problems(switch: str, plan: Plan, fec_by_speed: Any) -> lis
     missing = [(name, gbps) for name, gbps in forced if gbps and fec_for_forced_speed(gbps, fec) is None]
     if not missing:
         return []
-    speeds = sorted({gbps for _, gbps in missing})
+    speeds = sorted({gbps for _unused, gbps in missing})
     # the map as the inventory writes it: speeds are numbers (module arguments arrive with string keys)
     shown = {int(k) if str(k).isdigit() else k: v for k, v in fec.items()} if fec else MISSING
     return [Problem(switch, "storage_fabric_port_fec", shown,
                     f"has no valid FEC mode ({', '.join(FEC_MODES)}) for the forced port speeds {speeds} Gb/s "
-                    f"({', '.join(n for n, _ in missing[:4])}{' ...' if len(missing) > 4 else ''}): with "
+                    f"({', '.join(n for n, _unused in missing[:4])}{' ...' if len(missing) > 4 else ''}): with "
                     "auto-negotiation off, a Spectrum port left on FEC auto does not link up",
                     "add each speed with the FEC the cable and the host NIC use, e.g. {100: rs, 25: rs}, or set "
                     "storage_fabric_port_speed_managed: false to leave speed and FEC to autonegotiation")]

@@ -97,7 +97,7 @@ def parse(text: str) -> Parsed:
                     break
                 stanza.raw.append(option_line)
                 if not option.startswith("#"):
-                    key, _, value = option.partition(" ")
+                    key, _unused, value = option.partition(" ")
                     stanza.options.append((key, value.strip()))
                 i += 1
             parsed.add(("iface", stanza), region)
@@ -150,7 +150,7 @@ def merge(existing: str, managed: str, owned: list[str]) -> MergeResult:
             adopted.append(stanza.name)
             mine = ours.get(stanza.name)
             if mine is not None:
-                my_keys = {k for k, _ in mine.options}
+                my_keys = {k for k, _unused in mine.options}
                 extra = [
                     f"{k} {v}".strip()
                     for k, v in stanza.options
@@ -228,7 +228,7 @@ KNOWN_OPTIONS = {
 def unknown_options(text: str) -> list[str]:
     """Options in ``text`` (the role's own stanzas) that ifupdown2 does not know: template bugs."""
     return [f"iface {s.name}: unknown option {key}" for s in parse(text).stanzas()
-            for key, _ in s.options if key not in KNOWN_OPTIONS]
+            for key, _unused in s.options if key not in KNOWN_OPTIONS]
 
 
 # --- a Python check of a rendered file, for tests and as a first gate before ifupdown2's own check ---
@@ -295,7 +295,7 @@ def check(text: str, mtu_min: int = 552, mtu_max: int = 9216) -> list[str]:
 def _vid_set(value: str, problems: list[str], name: str) -> set[int]:
     vids: set[int] = set()
     for token in value.split():
-        low, _, high = token.partition("-")
+        low, _unused, high = token.partition("-")
         if not low.isdigit() or (high and not high.isdigit()):
             problems.append(f"iface {name}: bridge-vids token {token} is not a VLAN or range")
             continue

@@ -163,7 +163,7 @@ def compare(
 
     loopback = plan.get("loopback")
     if loopback and lo_addr is not None:
-        address, _, prefix = loopback.partition("/")
+        address, _unused, prefix = loopback.partition("/")
         found = [
             f"{a.get('local')}/{a.get('prefixlen')}"
             for entry in lo_addr

@@ -160,8 +160,9 @@ def files_breakouts(lsb_release: str | None, breakouts: dict[str, str], expected
                            "(sn3700v_cumulus_release)")
     parts = {port: breakout_parts(release, mode) for port, mode in sorted(breakouts.items())}
     return {"release": str(release), "syntax": breakout_syntax(release),
-            "ports_conf": {port[3:] if port.startswith("swp") else port: value for port, (value, _) in parts.items()},
-            "lane_speeds": {port: lane for port, (_, lane) in parts.items()}}
+            "ports_conf": {port[3:] if port.startswith("swp") else port: value
+                           for port, (value, _unused) in parts.items()},
+            "lane_speeds": {port: lane for port, (_unused, lane) in parts.items()}}
 
 
 _PORTS_LINE_RE = re.compile(r"^([0-9]+)=([0-9A-Za-z/]+)$")

@@ -534,7 +534,7 @@ def plan_cycles(wanted: Sequence[DesiredMount], before: dict[str, LiveComparison
         return [(drifted, "")]
     live_by_path = {w.path: find_mount(live_table, w.path) for w in wanted}
     servers = {server_of(w.src) for w in drifted} | {server_of(live.src) for w in drifted
-                                                   if (live := live_by_path[w.path]) is not None}
+                                                     if (live := live_by_path[w.path]) is not None}
     group = [w for w in wanted if before[w.path].mounted and not before[w.path].foreign
              and (live := live_by_path[w.path]) is not None and server_of(live.src) in servers]
     ours = {w.path for w in wanted}

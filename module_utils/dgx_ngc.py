@@ -55,7 +55,7 @@ class NgcImage:
 
 def split_name(name: str) -> tuple[str, str]:
     """('nvcr.io', 'nvidia/pytorch') from 'nvcr.io/nvidia/pytorch'."""
-    registry, _, path = name.partition("/")
+    registry, _unused, path = name.partition("/")
     return registry, path
 
 
@@ -67,16 +67,16 @@ def check_image(host: str, entry: Any, variable: str, ngc_registry: str) -> list
     registry, path = split_name(name) if isinstance(name, str) else ("", "")
     if not isinstance(name, str) or registry != ngc_registry or not REPOSITORY_PATH.match(path):
         problems.append(Problem(host, f"{variable}.name", name, f"must be {ngc_registry}/<org>/<repository>",
-                                     f"e.g. {ngc_registry}/nvidia/pytorch"))
+                                f"e.g. {ngc_registry}/nvidia/pytorch"))
     tag = entry.get("tag")
     if not isinstance(tag, str) or not TAG.match(tag) or tag == "latest":
         problems.append(Problem(host, f"{variable}.tag", tag, "must be an explicit tag (not latest): latest is no pin, "
                                 "a run would use whatever was pushed last",
-                                     "pin a release tag such as 24.05-py3"))
+                                "pin a release tag such as 24.05-py3"))
     digest = entry.get("digest", "")
     if digest not in ("", None) and (not isinstance(digest, str) or not DIGEST.match(digest)):
         problems.append(Problem(host, f"{variable}.digest", digest, "must be sha256: and 64 hex digits, or empty",
-                                     "copy it from `docker inspect --format '{{.RepoDigests}}'` or the registry"))
+                                "copy it from `docker inspect --format '{{.RepoDigests}}'` or the registry"))
     return problems
 
 
@@ -126,7 +126,7 @@ def check_mirror(host: str, mirror: Any) -> list[Problem]:
     registry = mirror.get("registry", "")
     if not isinstance(registry, str) or not REGISTRY.match(registry):
         return [Problem(host, "ngc_mirror.registry", registry, "must be host[:port] of the site registry",
-                             "e.g. registry.example.com:5000")]
+                        "e.g. registry.example.com:5000")]
     return []
 
 

@@ -153,7 +153,7 @@ def parse_ibstat(text: str) -> list[Hca]:
             port = HcaPort(number=int(match.group(1)), state="", physical_state="", rate_gbps=0, link_layer="")
             current.ports.append(port)
             continue
-        key, _, value = line.partition(":")
+        key, _unused, value = line.partition(":")
         value = value.strip()
         if port is None:
             if key == "CA type":
@@ -288,7 +288,7 @@ def compute_hca_set(want: Expectations, hcas: list[Hca]) -> tuple[list[Hca], str
 
 def driver_branch(version: str) -> int | None:
     """The driver branch (major version) of '535.183.01', or None."""
-    head = str(version or "").split(".")[0]
+    head = str(version or "").split(".", maxsplit=1)[0]
     return int(head) if head.isdigit() else None
 
 

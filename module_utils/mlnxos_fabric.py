@@ -436,14 +436,14 @@ def inventory_problems(host: str, declared: Mapping[str, Any],
     exist with a speed and split the switch takes, partitions and their pkeys, NTP and syslog addresses), as rows
     on the inventory's variable names. library/mlnxos_fabric.py (the role's input check) and preflight
     (rule_hca_ports) both call it."""
-    _, errors = check_desired(dict(declared))
+    _unused, errors = check_desired(dict(declared))
     labels = INPUT_NAMES if names is None else names
     return [Problem(host, relabel(e.option, labels), e.value, e.problem, e.fix) for e in errors]
 
 
 def declared_port_count(declared: Mapping[str, Any]) -> int:
     """The HDR/HDR100 ports a switch's valid qm8700_ports entries give (a split cage gives two)."""
-    state, _ = check_desired({"ports": declared.get("ports")})
+    state, _unused = check_desired({"ports": declared.get("ports")})
     return sum(len(cage.ports) for cage in state.cages)
 
 

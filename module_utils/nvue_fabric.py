@@ -128,7 +128,7 @@ def vlan_ids(keys: Any) -> set[int]:
     vids: set[int] = set()
     for key in keys or {}:
         for part in str(key).split(","):
-            low, _, high = part.strip().partition("-")
+            low, _unused, high = part.strip().partition("-")
             if low.isdigit() and (not high or high.isdigit()):
                 vids |= set(range(int(low), int(high or low) + 1))
     return vids

@@ -2,8 +2,8 @@
 # Apache License 2.0
 """OneFS Platform API (PAPI) client shared by the powerscale_* modules.
 
-Standard library only, so it runs wherever Ansible runs a module. What it does, following the public PAPI
-documentation and Dell's own clients:
+Standard library and Ansible's own HTTP client (module_utils.urls) only, so it runs wherever Ansible runs a
+module. What it does, following the public PAPI documentation and Dell's own clients:
 
 * session login: ``POST /session/1/session`` with ``{"username", "password", "services": ["platform",
   "namespace"]}``; the cluster answers 201 and sets the cookies ``isisessid`` and ``isicsrf``. Every later
@@ -32,12 +32,12 @@ import ssl
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ansible.module_utils.strict_json import kind, loads
+from ansible.module_utils.urls import Request
 
 SESSION_PATH = "/session/1/session"
 SESSION_SERVICES = ["platform", "namespace"]
@@ -218,11 +218,12 @@ class OneFSClient:
 
     def _send_once(self, method: str, path: str, query: dict[str, Any] | None, body: bytes | None,
                    headers: dict[str, str]) -> tuple[int, bytes, Any]:
-        req = urllib.request.Request(self._url(path, query), data=body, method=method)
-        for key, value in headers.items():
-            req.add_header(key, value)
+        # Ansible's HTTP client with this client's own TLS context (verification, ca_path) and nothing added:
+        # no ~/.netrc credentials, no gzip negotiation, redirects as urllib follows them
         try:
-            with urllib.request.urlopen(req, timeout=self.conn.timeout, context=self._ssl) as resp:
+            with Request().open(method, self._url(path, query), data=body, headers=dict(headers),
+                                timeout=self.conn.timeout, context=self._ssl, use_netrc=False,
+                                decompress=False, follow_redirects="urllib2") as resp:
                 return resp.status, resp.read(), resp.headers
         except urllib.error.HTTPError as exc:
             data = exc.read() if exc.fp is not None else b""
@@ -350,7 +351,7 @@ class OneFSClient:
             if body is not None:
                 all_headers["Content-Type"] = "application/json"
             all_headers.update(headers or {})
-            status, data, _ = self._send(method, path, query, payload, all_headers)
+            status, data, _unused = self._send(method, path, query, payload, all_headers)
             if status == 401 and not relogged:
                 # Session expired or was dropped: log in again, once, and repeat the call.
                 self.login()
@@ -418,7 +419,7 @@ class OneFSClient:
                                  '{"latest": "<version>"}', method="GET", path="/platform/latest")
             latest = str(data.get("latest", ""))
             try:
-                self._api_version = int(latest.split(".")[0])
+                self._api_version = int(latest.split(".", maxsplit=1)[0])
             except ValueError:
                 raise OneFSError(f"GET /platform/latest gave no usable version: {data!r}") from None
         return self._api_version

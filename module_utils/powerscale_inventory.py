@@ -174,7 +174,7 @@ def exposure_problems(host: str, exports: Any, dgx_storage_addresses: Sequence[A
     export that would list no client at all is open to every host on OneFS and is refused: no client in any of
     its four lists and no DGX storage address to derive clients: [] from (the role's default clients).
     dgx_storage_addresses None: not known, that rule is skipped."""
-    entries, _ = _entries(host, EXPORTS, exports, "")
+    entries, _unused = _entries(host, EXPORTS, exports, "")
     out: list[Problem] = []
     for pos, export in entries:
         var = f"{EXPORTS}[{pos}]"

@@ -245,7 +245,7 @@ def rule_mtu(site: Site) -> list[Problem]:
     nic_mtus = [(h, i, nic_mtu) for g in ("dgx", "powerscale") for h in site.hosts(g) for i, n in nics(site, h)
                 if is_int(nic_mtu := n.get("mtu"))]
     pool_mtu, pool_label = site.cluster("powerscale_pool_mtu", "powerscale")
-    seen = {m for _, _, m in nic_mtus} | ({pool_mtu} if is_int(pool_mtu) else set())
+    seen = {m for _host, _index, m in nic_mtus} | ({pool_mtu} if is_int(pool_mtu) else set())
     if len(seen) == 1 and host_mtu not in seen:
         only = seen.pop()
         out.append(Problem(host_mtu_label, "storage_fabric_host_mtu", host_mtu,
@@ -269,7 +269,7 @@ def rule_mtu(site: Site) -> list[Problem]:
             continue
         carried = [(host_mtu, "storage_fabric_host_mtu")] + [
             (m, f"{h} storage_nics[{i}]") for h, i, m in nic_mtus
-            if any(n.get("switch") == switch for _, n in nics(site, h))]
+            if any(n.get("switch") == switch for _unused, n in nics(site, h))]
         need, origin = max(carried, key=lambda c: c[0])
         if port_mtu < need + overhead:
             out.append(Problem(site.label(switch, "storage_fabric_port_mtu"), "storage_fabric_port_mtu", port_mtu,
@@ -285,7 +285,7 @@ def rule_mtu(site: Site) -> list[Problem]:
 def rule_storage_addresses(site: Site) -> list[Problem]:
     """Every storage address inside storage_subnet with its prefix length, and unique across all hosts."""
     out: list[Problem] = []
-    subnet_value, _ = site.cluster("storage_subnet", "sn3700v")
+    subnet_value, _unused = site.cluster("storage_subnet", "sn3700v")
     subnet = network(subnet_value)
     owner: dict[Any, str] = {}
     for group in ("dgx", "powerscale"):
@@ -378,7 +378,7 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
     a peerlink or uplink port; a port is either whole or broken out."""
     out: list[Problem] = []
     switches = site.hosts("sn3700v")
-    clag, _ = site.cluster("storage_fabric_clag", "sn3700v")
+    clag, _unused = site.cluster("storage_fabric_clag", "sn3700v")
     reserved: dict[str, str] = {}
     for member in as_list(as_dict(as_dict(clag).get("peerlink")).get("members")):
         if as_dict(clag).get("enabled"):
@@ -428,7 +428,7 @@ def rule_switch_cabling(site: Site) -> list[Problem]:
                         out.append(Problem(host, path, port, f"{port} is broken out ({breakouts[port]}): "
                                            "the whole port does not exist", f"use {port}s0..{port}s3"))
                     elif split_here and re.fullmatch(r"\d+x\d+G", str(breakouts[whole[1]])):
-                        lanes = int(str(breakouts[whole[1]]).split("x")[0])
+                        lanes = int(str(breakouts[whole[1]]).split("x", maxsplit=1)[0])
                         if parts[1] is not None and parts[1] >= lanes:
                             out.append(Problem(host, path, port, f"{whole[1]} is broken out {breakouts[whole[1]]}: "
                                                f"its lanes are s0..s{lanes - 1}", "use an existing lane"))
@@ -464,8 +464,8 @@ def rule_port_speed(site: Site) -> list[Problem]:
     warning here let preflight pass an inventory the fabric stage then refused, after the storage stage had
     already changed the cluster)."""
     out: list[Problem] = []
-    speeds, _ = site.cluster("storage_fabric_speeds_gbps", "sn3700v")
-    managed, _ = site.cluster("storage_fabric_port_speed_managed", "sn3700v")
+    speeds, _unused = site.cluster("storage_fabric_speeds_gbps", "sn3700v")
+    managed, _unused = site.cluster("storage_fabric_port_speed_managed", "sn3700v")
     if not isinstance(speeds, list) or managed is False:
         return out  # speeds not managed (the lab's virtio ports have none)
     for group in ("dgx", "powerscale"):
@@ -497,7 +497,7 @@ def rule_vlans(site: Site) -> list[Problem]:
     """The storage VLANs (cumulus_fabric.vlan_problems: the role's plan calls the same function: IDs and names
     unique, the bridge PVID a storage VLAN, the peerlink VLAN not one), and what spans features: storage_subnet,
     which the DGX and PowerScale NICs use too, is the subnet of a storage VLAN."""
-    vlans, _ = site.cluster("storage_fabric_vlans", "sn3700v")
+    vlans, _unused = site.cluster("storage_fabric_vlans", "sn3700v")
     out = _switch_rows(site, cumulus_fabric.vlan_problems(
         "sn3700v", vlans, site.cluster("storage_fabric_bridge", "sn3700v")[0],
         site.cluster("storage_fabric_clag", "sn3700v")[0])) if site.hosts("sn3700v") else []
@@ -819,7 +819,8 @@ def _powerscale_rows(site: Site, *parts: str) -> list[Problem]:
     function) on the cluster's values, each row on where its variable is set, less what the schema reports."""
     value = {name: site.cluster(name, "powerscale") for name in
              (powerscale_inventory.EXPORTS, powerscale_inventory.QUOTAS, powerscale_inventory.SMARTCONNECT)}
-    derived = [n.get("address") for h in site.hosts("dgx") for _, n in nics(site, h) if n.get("address")]
+    derived = [n.get("address") for h in site.hosts("dgx") for _unused, n in nics(site, h)
+               if n.get("address")]
     found = powerscale_inventory.inventory_problems(
         "powerscale", value[powerscale_inventory.EXPORTS][0], value[powerscale_inventory.QUOTAS][0],
         value[powerscale_inventory.SMARTCONNECT][0], derived, parts)
@@ -860,9 +861,10 @@ def rule_export_clients(site: Site) -> list[Problem]:
         if not isinstance(clients, list) or not clients:
             continue
         for host in site.hosts("dgx"):
-            if not any(m.get("export") == export.get("path") for _, m in mounts(site, host)):
+            if not any(m.get("export") == export.get("path") for _unused, m in mounts(site, host)):
                 continue
-            addrs = [i.ip for _, n in nics(site, host) if (i := interface(n.get("address"))) is not None]
+            addrs = [i.ip for _unused, n in nics(site, host)
+                     if (i := interface(n.get("address"))) is not None]
             if not any(client_covers(c, host, addrs, site) for c in clients):
                 shown = ", ".join(map(str, addrs)) or "no storage address"
                 out.append(Problem(label, f"powerscale_exports[{pos}].clients", clients,
@@ -893,7 +895,7 @@ def rule_nfs_mounts(site: Site) -> list[Problem]:
             continue  # the schema reports it
         out += beside_schema("nfs_mounts", value,
                              dgx_nfs.inventory_problems(site.label(host, "nfs_mounts"), value, purposes))
-        nconnect = any(is_int(m.get("nconnect")) and m["nconnect"] > 1 for _, m in mounts(site, host))
+        nconnect = any(is_int(m.get("nconnect")) and m["nconnect"] > 1 for _unused, m in mounts(site, host))
         kernel = version_tuple(site.var(host, "dgx_min_kernel"))
         if nconnect and kernel is not None and kernel < (5, 3):
             out.append(Problem(site.label(host, "dgx_min_kernel"), "dgx_min_kernel", site.var(host, "dgx_min_kernel"),
@@ -908,7 +910,7 @@ def rule_validation_mounts(site: Site) -> list[Problem]:
     entries, label = exports(site)
     by_path = {e.get("path"): (pos, e) for pos, e in entries}
     for host in site.hosts("dgx"):
-        points = {m.get("mount_point"): m for _, m in mounts(site, host)}
+        points = {m.get("mount_point"): m for _unused, m in mounts(site, host)}
         for var in ("validation_scratch_mount", "validation_training_mount"):
             point = site.var(host, var)
             if isinstance(point, str) and point not in points:
@@ -943,7 +945,7 @@ def rule_server_mapping(site: Site) -> list[Problem]:
     on the DGX's own switch when CLAG is on, and no map entry for a host that is not a DGX."""
     out: list[Problem] = []
     dgx = site.hosts("dgx")
-    node_nics = [(h, [dict(n) for _, n in nics(site, h)]) for h in site.hosts("powerscale")]
+    node_nics = [(h, [dict(n) for _unused, n in nics(site, h)]) for h in site.hosts("powerscale")]
     nodes = {h: {n.get("name"): n for n in ns} for h, ns in node_nics}
     smart, smart_label = site.cluster("powerscale_smartconnect", "powerscale")
     clag_on = as_dict(site.cluster("storage_fabric_clag", "sn3700v")[0]).get("enabled") is True
@@ -960,7 +962,7 @@ def rule_server_mapping(site: Site) -> list[Problem]:
             out += [_server_row(site, host, p) for p in rows]
             if mode == "static" and choice is not None and clag_on:
                 theirs = nodes[choice.node][choice.nic].get("switch")
-                mine = {n.get("switch") for _, n in nics(site, host)}
+                mine = {n.get("switch") for _unused, n in nics(site, host)}
                 if theirs not in mine:
                     out.append(Problem(site.label(host, "nfs_server_map"), f"nfs_server_map.{host}.nic", choice.nic,
                                        f"{choice.node} {choice.nic} is on {theirs}, {host} on "
@@ -996,7 +998,7 @@ def rule_smartconnect(site: Site) -> list[Problem]:
         if subnet is not None and (low not in subnet or high not in subnet):
             out.append(Problem(label, f"powerscale_smartconnect.ip_ranges[{pos}]", smart["ip_ranges"][pos],
                                f"is outside storage_subnet {subnet}", f"use addresses in {subnet}"))
-    names = {n.get("name") for h in site.hosts("powerscale") for _, n in nics(site, h)}
+    names = {n.get("name") for h in site.hosts("powerscale") for _unused, n in nics(site, h)}
     pool_ifaces = as_list(smart.get("interfaces"))
     for pos, name in enumerate(pool_ifaces):
         if name not in names:
@@ -1005,7 +1007,7 @@ def rule_smartconnect(site: Site) -> list[Problem]:
                                f"use one of: {', '.join(sorted(map(str, names)))}"))
 
     def in_ranges(ip: IPAddress) -> bool:
-        return any(ip_between(ip, low, high) for _, low, high in ranges)
+        return any(ip_between(ip, low, high) for _unused, low, high in ranges)
 
     for host in site.hosts("powerscale"):
         for pos, nic in nics(site, host):
@@ -1106,7 +1108,7 @@ def rule_acceptance(site: Site) -> list[Problem]:
     thresholds, label = site.cluster("acceptance_thresholds", "dgx")
     stages = as_dict(stages)
     items = [(pos, t) for pos, t in enumerate(as_list(thresholds)) if isinstance(t, Mapping)]
-    covered = {t.get("stage") for _, t in items}
+    covered = {t.get("stage") for _unused, t in items}
     for stage, conf in stages.items():
         if as_dict(conf).get("enabled") is True and stage not in covered:
             out.append(Problem(stages_label, f"validation_stages.{stage}", conf,

@@ -176,8 +176,6 @@ class Network(Spec):
             value, path, "is not a network NETWORK/PREFIX", self.hint or "e.g. 198.51.100.0/24")
 
 
-
-
 def is_ip(value: Any) -> bool:
     try:
         ipaddress.ip_address(str(value))
@@ -193,7 +191,7 @@ class HostOrIP(Spec):
     def check(self, value: Any, path: str) -> list[Finding]:
         text = value
         if self.allow_port and isinstance(value, str) and re.fullmatch(r".+:\d{1,5}", value) and not is_ip(value):
-            text, _, port = value.rpartition(":")
+            text, _unused, port = value.rpartition(":")
             if not 1 <= int(port) <= 65535:
                 return self.bad(value, path, "has a port out of range 1..65535", self.hint)
         if isinstance(text, str) and (is_ip(text) or is_hostname(text)):
@@ -279,7 +277,7 @@ class Dict(Spec):
 
 @dataclass(frozen=True)
 class MapOf(Spec):
-    key: Spec = field(default_factory=lambda: Str())
+    key: Spec = field(default_factory=Str)
     value: Spec = field(default_factory=Any_)
     min_len: int = 0
 

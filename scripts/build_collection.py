@@ -14,8 +14,10 @@ What the build changes, and only that:
   one ``plugins/`` tree (ansible.cfg), never in a role: a role that carries ``library/``, ``module_utils/`` or
   ``*_plugins/`` stops the build (roles inside a collection cannot carry plugins).
 - In Python files: ``ansible.module_utils.<ours>`` -> ``ansible_collections.powerscale_dgx.ra.plugins.
-  module_utils.<ours>`` (Ansible ships a collection's module_utils under that name), and the
-  documentation fragments ours -> ``powerscale_dgx.ra.<fragment>``.
+  module_utils.<ours>`` (Ansible ships a collection's module_utils under that name), as does
+  ``from ansible.module_utils import <ours>, ...``; and the documentation fragments ours, or a section of one
+  (``module_attributes.changes``) -> ``powerscale_dgx.ra.<fragment>[.<section>]``; in documentation, our
+  modules named by seealso (``- module: <ours>``) or markup (``M(<ours>)``) -> ``powerscale_dgx.ra.<ours>``.
 - Roles are copied without their Molecule scenarios. Roles call modules by their short names: a role inside a
   collection looks in its own collection first.
 The validation roles run the project's ``validation`` package on the control node (``validate_report_project_dir``,
@@ -51,14 +53,25 @@ def role_plugin_dirs(roles: Path) -> list[Path]:
                                                                   or p.name.endswith("_plugins")))
 
 
-def rewrite_python(text: str, utils: list[str], fragments: list[str]) -> str:
-    """Point imports of our module_utils and uses of our doc fragments at the collection's names."""
+def rewrite_python(text: str, utils: list[str], fragments: list[str], modules: list[str] | None = None) -> str:
+    """Point imports of our module_utils, uses of our doc fragments and references to our modules in documentation
+    (seealso ``- module: <ours>``, markup ``M(<ours>)``) at the collection's names."""
     if utils:
-        text = re.sub(r"\bansible\.module_utils\.(" + "|".join(map(re.escape, utils)) + r")\b",
-                      lambda m: f"{PREFIX}.{m.group(1)}", text)
+        ours = "|".join(map(re.escape, utils))
+        text = re.sub(r"\bansible\.module_utils\.(" + ours + r")\b", lambda m: f"{PREFIX}.{m.group(1)}", text)
+        # `from ansible.module_utils import a, b`: the statement moves when every name imported is ours
+        names = rf"(?:{ours})(?:\s*,\s*(?:{ours}))*"
+        text = re.sub(rf"^(\s*)from ansible\.module_utils import ({names})\s*$",
+                      lambda m: f"{m.group(1)}from {PREFIX} import {m.group(2)}", text, flags=re.M)
     if fragments:
-        text = re.sub(r"^(\s*-\s*)(" + "|".join(map(re.escape, fragments)) + r")\s*$",
+        # a fragment, or one of its sections (`- module_attributes.changes`)
+        text = re.sub(r"^(\s*-\s*)((?:" + "|".join(map(re.escape, fragments)) + r")(?:\.\w+)?)\s*$",
                       lambda m: f"{m.group(1)}{NAMESPACE}.{NAME}.{m.group(2)}", text, flags=re.M)
+    if modules:
+        ours = "|".join(map(re.escape, modules))
+        text = re.sub(rf"^(\s*-\s*module:\s*)({ours})\s*$", lambda m: f"{m.group(1)}{NAMESPACE}.{NAME}.{m.group(2)}",
+                      text, flags=re.M)
+        text = re.sub(rf"\bM\(({ours})\)", lambda m: f"M({NAMESPACE}.{NAME}.{m.group(1)})", text)
     return text
 
 
@@ -83,6 +96,7 @@ def stage(dest: Path, version: str) -> Path:
     plugins = top / "plugins"
     utils = our_names(ROOT / "module_utils")
     fragments = our_names(ROOT / "plugins" / "doc_fragments")
+    modules = our_names(ROOT / "library")
     shutil.copytree(ROOT / "roles", top / "roles", ignore=IGNORE)
     (plugins / "modules").mkdir(parents=True)
     for src in sorted((ROOT / "library").glob("*.py")):
@@ -91,7 +105,13 @@ def stage(dest: Path, version: str) -> Path:
     for kind in ("action", "callback", "doc_fragments"):
         shutil.copytree(ROOT / "plugins" / kind, plugins / kind, ignore=IGNORE)
     for path in sorted(plugins.rglob("*.py")):
-        path.write_text(rewrite_python(path.read_text(encoding="utf-8"), utils, fragments), encoding="utf-8")
+        path.write_text(rewrite_python(path.read_text(encoding="utf-8"), utils, fragments, modules),
+                        encoding="utf-8")
+    # ansible-test's ignore files (tests/sanity/ignore-<ansible-core>.txt): each line a rule that does not apply,
+    # with its reason
+    (top / "tests" / "sanity").mkdir(parents=True)
+    for ignore in sorted((ROOT / "tests" / "sanity").glob("ignore-*.txt")):
+        shutil.copy2(ignore, top / "tests" / "sanity" / ignore.name)
     (top / "meta").mkdir()
     (top / "meta" / "runtime.yml").write_text('---\nrequires_ansible: ">=2.19"\n', encoding="utf-8")
     (top / "galaxy.yml").write_text(galaxy_yml(version), encoding="utf-8")

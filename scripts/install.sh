@@ -5,7 +5,8 @@
 #             dependencies (pyproject.toml), pinned by constraints.txt
 #   --lab     adds the local lab (python -m lab): the [lab] Debian packages (qemu, debootstrap, ...)
 #   --dev     adds the tests and linters: the [dev] Debian packages and the `dev` extra (pytest, molecule,
-#             ansible-lint, ruff, ...). The test suite boots the lab: it needs --lab --dev.
+#             ansible-lint, ruff, ansible-builder, ...), and ansible-test's sanity requirements as local wheels
+#             (scripts/ansible_test_bootstrap.py). The test suite boots the lab: it needs --lab --dev.
 #   --list-apt  print the Debian packages of the chosen tiers, one per line, and exit
 # Idempotent: a second run only checks, and needs no network when everything is there (no apt-get update
 # when no package is missing; pip tries --no-index first). Run as root or with sudo available.
@@ -70,4 +71,9 @@ pip_install -c constraints.txt --no-build-isolation --no-compile -e ".${extras}"
 .venv/bin/python -m compileall -q -j 0 \
   -x 'ansible_collections/(?!ansible/posix/|community/docker/|community/general/)|/plugins/modules/' \
   "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null
+if [ -n "$extras" ]; then
+  # ansible-test sanity on the built collection, offline (docs/collection.md): the pip bootstrap and the pinned
+  # requirement wheels of its test environments, under ~/.ansible/test/cache (fetched once, then offline)
+  .venv/bin/python scripts/ansible_test_bootstrap.py >/dev/null
+fi
 echo "install: done, tiers: ${tiers[*]} ($(.venv/bin/ansible --version | sed -n 1p))"

@@ -3,6 +3,7 @@ every custom module documents itself, and the linters report nothing."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ansible.plugins.loader import fragment_loader
+from ansible.plugins.loader import fragment_loader, init_plugin_loader
 from ansible.utils.plugin_docs import add_fragments
 
 from validation.inventory_layers import inventory_args
@@ -79,6 +80,13 @@ def test_module_documents_itself(module):
 SUPPORT = {"full", "partial", "none", "N/A"}
 
 
+@functools.cache
+def _collection_loader() -> None:
+    """Ansible's collection loader, once: FQCN fragments (ansible.builtin.action_common_attributes) resolve
+    through it."""
+    init_plugin_loader()
+
+
 def _documentation(module: str) -> dict:
     """The module's DOCUMENTATION as ansible-doc shows it: its doc fragments (plugins/doc_fragments, among them
     the shared attributes of module_attributes) merged in by Ansible's own add_fragments."""
@@ -86,6 +94,7 @@ def _documentation(module: str) -> dict:
     block = re.search(r'^DOCUMENTATION = r?"""\n(.*?)^"""', path.read_text(), re.S | re.M)
     assert block, f"{module}: no DOCUMENTATION string"
     doc = yaml.safe_load(block.group(1))
+    _collection_loader()
     fragment_loader.add_directory(str(ROOT / "plugins" / "doc_fragments"))
     add_fragments(doc, str(path), fragment_loader=fragment_loader, is_module=True)
     return doc

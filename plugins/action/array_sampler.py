@@ -49,7 +49,8 @@ def start(python: str, project_dir: str, out: Path, stop_file: Path, options: di
                                 start_new_session=True, close_fds=True)
     finally:
         log.close()
-    assert proc.stdin is not None
+    if proc.stdin is None:  # stdin=PIPE always gives one
+        raise AssertionError("the sampler's stdin is not a pipe")
     proc.stdin.write(password.encode() + b"\n")
     proc.stdin.close()
     return proc.pid

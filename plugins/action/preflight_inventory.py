@@ -30,6 +30,8 @@ def load_module_utils(name: str) -> ModuleType:
     Ansible ships module_utils/ to targets with a module, but a controller-side plugin outside a collection
     cannot import it by itself; so extend the package path with the configured module_utils paths
     (ansible.cfg), as tests/conftest.py does for the tests."""
+    if __name__.startswith("ansible_collections."):  # built into the collection: its own module_utils
+        return importlib.import_module(f"{__name__.split('.plugins.', maxsplit=1)[0]}.plugins.module_utils.{name}")
     configured = C.config.get_config_value("DEFAULT_MODULE_UTILS_PATH") or []
     for path in [*configured, str(Path(__file__).resolve().parents[2] / "module_utils")]:
         if Path(path, f"{name}.py").is_file() and path not in ansible.module_utils.__path__:
@@ -104,8 +106,8 @@ def collect_site(hostvars: Any, groups: Mapping[str, Any], offline: bool, settin
     rules = load_module_utils("preflight_rules")
     schema = load_module_utils("preflight_schema")
     members = {g: list(groups.get(g, [])) for g in rules.GROUPS}
-    names = [n for n in schema.VARIABLE_NAMES if n not in rules.SECRET_NAMES] + ["ansible_host", "ansible_port", "ansible_connection",
-                                                                                    "ansible_user"]
+    names = [n for n in schema.VARIABLE_NAMES if n not in rules.SECRET_NAMES] + [
+        "ansible_host", "ansible_port", "ansible_connection", "ansible_user"]
     site = rules.Site(groups=members, hostvars={}, allvars={}, offline=offline,
                       settings=settings or rules.Settings(), metrics=metric_definitions())
     hosts = sorted({h for group in members.values() for h in group})

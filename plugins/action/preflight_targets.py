@@ -23,6 +23,8 @@ from ansible.plugins.action import ActionBase
 def load_module_utils(name: str) -> ModuleType:
     """Import ansible.module_utils.<name> from the project's module_utils/ on the controller (see
     preflight_inventory.py for why a controller-side plugin needs this)."""
+    if __name__.startswith("ansible_collections."):  # built into the collection: its own module_utils
+        return importlib.import_module(f"{__name__.split('.plugins.', maxsplit=1)[0]}.plugins.module_utils.{name}")
     configured = C.config.get_config_value("DEFAULT_MODULE_UTILS_PATH") or []
     for path in [*configured, str(Path(__file__).resolve().parents[2] / "module_utils")]:
         if Path(path, f"{name}.py").is_file() and path not in ansible.module_utils.__path__:

@@ -25,7 +25,8 @@ _COMMON = _ROOT / "validation" / "runners" / "common.py"
 def _unpack_tree() -> Any:
     """common.unpack_tree, loaded from the file the nodes run (the runners are plain scripts, not a package)."""
     spec = importlib.util.spec_from_file_location("validation_runners_common", _COMMON)
-    assert spec is not None and spec.loader is not None, f"cannot load {_COMMON}"
+    if spec is None or spec.loader is None:
+        raise AssertionError(f"cannot load {_COMMON}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.unpack_tree

@@ -3,14 +3,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from ansible import constants as C
-from ansible.plugins.callback.default import CallbackModule as DefaultCallback
-from ansible.plugins.loader import callback_loader
-
-from validation import progress
-
 DOCUMENTATION = """
     name: readable
     type: stdout
@@ -22,15 +14,30 @@ DOCUMENTATION = """
           at the end), unless profile_tasks is enabled as a callback of its own.
         - At the end, the wall time of each stage (the play name before C( | ), then the role, and for roles/validate
           its stage by the task file), from the same
-          stage accounting as C(python -m validation run) (validation/progress.py).
+          stage accounting as C(python -m validation run) (validation/progress.py). That recap needs the project's
+          C(validation) package importable by the controller's Python (the bundle's checkout, or the project
+          installed); without it, as from the collection alone, the recap is left out and the rest is printed.
         - A site that wants machine-readable output sets another stdout callback (e.g. ansible.builtin.json);
           none of this text is printed then.
     extends_documentation_fragment:
       - default_callback
       - result_format_callback
     requirements:
-      - set as stdout_callback in ansible.cfg, with callback_plugins = plugins/callback
+      - set as stdout_callback in ansible.cfg, with callback_plugins = plugins/callback (the bundle), or
+        stdout_callback = powerscale_dgx.ra.readable (the collection)
 """
+
+from datetime import UTC, datetime  # noqa: E402
+
+from ansible import constants as C  # noqa: E402
+from ansible.plugins.callback.default import CallbackModule as DefaultCallback  # noqa: E402
+from ansible.plugins.loader import callback_loader  # noqa: E402
+
+try:  # the project's stage accounting; absent where the callback runs from the collection without the project
+    from validation import progress
+except ImportError:
+    progress = None
+
 
 PROFILE_TASKS = "ansible.posix.profile_tasks"
 
@@ -43,7 +50,7 @@ class CallbackModule(DefaultCallback):
     def __init__(self):
         super().__init__()
         self._profile = None
-        self._progress = progress.Progress()
+        self._progress = progress.Progress() if progress else None
         self._play_name = None
 
     def set_options(self, task_keys=None, var_options=None, direct=None):
@@ -54,6 +61,8 @@ class CallbackModule(DefaultCallback):
             self._profile.set_options()
 
     def _record(self, event, task=None):
+        if progress is None:
+            return
         role = task._role.get_name(include_role_fqcn=False) if task is not None and task._role else None
         data = {"play": self._play_name, "role": role, "task_path": task.get_path() if task is not None else None}
         created = datetime.now(UTC).isoformat()
@@ -84,7 +93,7 @@ class CallbackModule(DefaultCallback):
         self._record("playbook_on_stats")
         if self._profile:
             self._profile.v2_playbook_on_stats(stats)
-        lines = progress.stage_report(self._progress)
+        lines = progress.stage_report(self._progress) if progress else []
         if lines:
             self._display.banner("STAGE RECAP")
             for line in lines:

@@ -7,6 +7,9 @@ module_attributes.switch_shell]``, and states under its own C(attributes:) only 
 is merged into the fragment's entry by Ansible, attribute by attribute). The connection families keep theirs in
 their own fragments: mlnxos_api (platform), onefs_api (platform, and the check and diff modes of its .changes and
 .reads variants). tests/test_repo.py reads every module's attributes as ansible-doc resolves them.
+Every module also names ``ansible.builtin.action_common_attributes``, last: Ansible's description of each attribute
+(ansible-test validate-modules requires one). Last, because where two fragments state the same key the one merged
+first wins.
 """
 
 
@@ -37,6 +40,16 @@ attributes:
     platforms: cumulus
     details: 'Agentless: runs on the control node (action plugin) and sends the switch plain shell commands over its SSH
       connection.'
+"""
+
+    # Plan modules: pure computation on their arguments, wherever the task runs.
+    COMPUTATION = r"""
+attributes:
+  platform:
+    support: full
+    platforms: all
+    details: Pure computation on the module's arguments; it reads nothing from the host it runs on and changes
+      nothing there.
 """
 
     # Modules that run on the DGX node.
