@@ -13,6 +13,8 @@
 - ``latest``: print the newest run directory, its verdict and its report.html.
 - ``context``: build a run's context.json from an inventory, read by Ansible's own inventory and variable managers
   (templating, host_vars, ``-e``), as the role's prepare entry point sees it.
+- ``cabling plan | parse | check``: the cable plan of an inventory, a dump's links, and the check of a plan against
+  dumps (validation/cabling/cli.py; docs/cabling.md).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import yaml
 from ansible.errors import AnsibleError
 
 from . import handover, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report
+from .cabling import cli as cabling_cli
 from .context import context_from_inventory, with_overrides
 from .progress import planned_cases
 from .thresholds import ThresholdError, check_entry
@@ -281,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     ctx.add_argument("-e", "--extra-vars", action="append", metavar="VARS",
                      help="extra vars on top of the inventory, as ansible-playbook -e takes them (repeatable)")
     ctx.add_argument("--out")
+    cabling_cli.add_parser(sub)
     return p
 
 
@@ -301,4 +305,6 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_latest(args)
     if args.command == "context":
         return cmd_context(args)
+    if args.command == "cabling":
+        return cabling_cli.run(args)
     return cmd_playbook(args, ROOT / ("site.yml" if args.command == "deploy" else "playbooks/validate.yml"))
