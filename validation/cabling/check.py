@@ -213,7 +213,7 @@ def judge(cable: Cable, observed: Observed, host_macs: Mapping[Key, str]) -> Ver
             ids = ", ".join(sorted(observed.duplicates[short(dup[0])]))
             verdict.status = MISWIRED
             verdict.reason = (f"the neighbour's system name {dup[0]!r} is used by several chassis ({ids}): which of "
-                              "them is cabled cannot be told; give each switch its own hostname")
+                              "them is cabled cannot be told; give each its own hostname")
             return verdict
         why, seen = _degraded(cable, direct)
         verdict.seen = seen

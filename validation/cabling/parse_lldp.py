@@ -121,6 +121,8 @@ def parse(text: str, local: str, source: str = "") -> list[Link]:
         raise CablingError(f"{where}: empty: no LLDP output (did lldpctl run?)")
     try:
         doc = json.loads(text, object_pairs_hook=_strict)
+    except CablingError as exc:
+        raise CablingError(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise CablingError(f"{where}: not complete JSON ({exc.msg} at line {exc.lineno} column {exc.colno}): "
                            "truncated, interleaved or not lldpctl -f json output") from None
