@@ -85,9 +85,9 @@ def expand(design: Any, dgx_hosts: Sequence[str]) -> tuple[list[ComputeCable], l
     unknown = sorted(set(design) - {"rails", "cables"})
     bad += [MapProblem("all", f"{var}.{k}", design[k], "is not a known key", "use rails and cables")
             for k in unknown]
-    for key in ("rails", "cables"):
-        if key in design and not isinstance(design[key], list):
-            bad.append(MapProblem("all", f"{var}.{key}", design[key], "must be a list", FIX_SEE))
+    for part in ("rails", "cables"):
+        if part in design and not isinstance(design[part], list):
+            bad.append(MapProblem("all", f"{var}.{part}", design[part], "must be a list", FIX_SEE))
     for pos, rail in _items(design.get("rails")):
         path = f"{var}.rails[{pos}]"
         first = port_number(rail.get("first_port"))
@@ -103,8 +103,8 @@ def expand(design: Any, dgx_hosts: Sequence[str]) -> tuple[list[ComputeCable], l
                                   "must be a switch port number (17 or 1/17)", FIX_SEE))
             continue
         hca_port = rail.get("hca_port", 1)
-        for index, host in enumerate(dgx_hosts):
-            cables.append(ComputeCable(host, hca, hca_port if isinstance(hca_port, int) else 1, switch,
+        for index, node in enumerate(dgx_hosts):
+            cables.append(ComputeCable(node, hca, hca_port if isinstance(hca_port, int) else 1, switch,
                                        first + index, path))
     for pos, entry in _items(design.get("cables")):
         path = f"{var}.cables[{pos}]"

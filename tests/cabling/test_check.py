@@ -120,7 +120,7 @@ def storage_only(cables):
 
 
 def mac(node: str) -> str:
-    return "02:00:00:00:%02x:%02x" % (len(node), sum(map(ord, node)) % 256)
+    return f"02:00:00:00:{len(node):02x}:{sum(map(ord, node)) % 256:02x}"
 
 
 def as_wired(cables, changes=None):
@@ -235,3 +235,21 @@ def test_cli_check_with_real_lldp_and_bad_plan(tmp_path):
     path.write_text("- {a: {node: leaf01, port: swp3}, c: {node: leaf02}}\n")
     out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and str(path) in json.loads(out.stdout)["errors"][0]
+
+
+def test_fdb_evidence_names_an_end_that_sends_no_lldp():
+    fdb = (ROOT / "tests/fixtures/lldp/real/cumulus-4.2.1-leaf02-bridge-fdb-show.txt").read_text()
+    links = dumps.parse(fdb, "fdb", "leaf02.fdb", "leaf02")[1]
+    assert [(str(lk.local), lk.remote.node) for lk in links] == [("leaf02 bond02", "52:54:00:34:8e:2c"),
+                                                                ("leaf02 bond01", "52:54:00:c5:1d:06")]
+    plan_ = [Cable(End("server2", "eth1"), End("leaf02", "bond02")), Cable(End("server1", "eth1"), End("leaf02",
+                                                                                                      "bond03"))]
+    macs = {("server2", "eth1"): "52:54:00:34:8e:2c", ("server1", "eth1"): "52:54:00:c5:1d:06"}
+    report = check.check(plan_, links, host_macs=macs)
+    assert [(v.status, v.reason) for v in report.verdicts] == [
+        ("OK", "cabled as designed"),
+        ("MISWIRED", "server1 eth1 goes to leaf02 bond01; leaf02 bond03 goes to nothing")]
+    assert report.verdicts[0].evidence == ["fdb leaf02.fdb"]
+    # a MAC nobody owns is not judged, and said
+    assert check.check(plan_[:1], links).warnings == [
+        "2 MAC address(es) the switches learned belong to no host interface given (host MACs): not judged"]

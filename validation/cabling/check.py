@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .model import ANY, Cable, End, Link, ethernet_gbps, ib_rank, short, width_lanes
@@ -194,7 +194,7 @@ def judge(cable: Cable, observed: Observed, host_macs: Mapping[Key, str]) -> Ver
     seen_a = observed.neighbours(cable.a, host_macs)
     seen_b = [] if cable.b.node == ANY else observed.neighbours(cable.b, host_macs)
     ends_a, ends_b = [e for e, _ in seen_a], [e for e, _ in seen_b]
-    evidence = [_evidence(link) for _, link in seen_a + seen_b]
+    evidence = list(dict.fromkeys(_evidence(link) for _, link in seen_a + seen_b))
     design = {k: v for k, v in (("speed", cable.speed), ("width", cable.width)) if v}
     verdict = Verdict(cable.a, cable.b, OK, "", ends_a, ends_b, evidence, design)
     direct = [link for end, link in seen_a if matches(cable.b, end, host_macs)]
@@ -241,9 +241,32 @@ def judge(cable: Cable, observed: Observed, host_macs: Mapping[Key, str]) -> Ver
     return verdict
 
 
+def resolve_fdb(links: list[Link], macs: Mapping[Key, str]) -> tuple[list[Link], int]:
+    """Forwarding-table links (evidence fdb: a MAC learned on a switch port) named by the host interface that owns
+    the MAC; only at a port where no LLDP neighbour is seen (LLDP names the neighbour itself). Returns the links
+    and the number of learned MACs that belong to no known host interface (left out)."""
+    owner = {mac: End(host, port) for (host, port), mac in macs.items()}
+    direct = {key(lk.local) for lk in links if lk.evidence != "fdb"} | {key(lk.remote) for lk in links
+                                                                        if lk.evidence != "fdb"}
+    out: list[Link] = []
+    unresolved = 0
+    for link in links:
+        if link.evidence == "fdb":
+            if key(link.local) in direct:
+                continue
+            end = owner.get(link.remote.node.lower())
+            if end is None:
+                unresolved += 1
+                continue
+            link = replace(link, remote=end)
+        out.append(link)
+    return out, unresolved
+
+
 def check(plan: Sequence[Cable], links: Iterable[Link], accepted: Sequence[Accepted] = (),
           host_macs: Mapping[Key, str] | None = None) -> Report:
     macs = {k: v.lower() for k, v in (host_macs or {}).items()}
+    links, unresolved = resolve_fdb(list(links), macs)
     observed = Observed(links)
     verdicts = [judge(cable, observed, macs) for cable in plan]
     designed_ends = [c.a for c in plan] + [c.b for c in plan if c.b.node != ANY]
@@ -269,6 +292,9 @@ def check(plan: Sequence[Cable], links: Iterable[Link], accepted: Sequence[Accep
             outside += 1
     warnings = [f"system name {name!r} is used by {len(ids)} chassis ({', '.join(sorted(ids))}): rename them"
                 for name, ids in sorted(observed.duplicates.items())]
+    if unresolved:
+        warnings.append(f"{unresolved} MAC address(es) the switches learned belong to no host interface given "
+                        "(host MACs): not judged")
     report = Report(verdicts, unexpected, warnings, outside, observed.internal)
     for verdict in report.entries:
         for acc in accepted:

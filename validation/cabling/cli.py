@@ -89,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(plan.to_yaml(cables))
             return 0
         if args.cabling_command == "parse":
-            fmt, links = dumps.parse_file(Path(args.file), args.format, args.local)
-            _print_list_doc({"format": fmt}, "links", [link.to_dict() for link in links], {})
+            fmt, parsed = dumps.parse_file(Path(args.file), args.format, args.local)
+            _print_list_doc({"format": fmt}, "links", [link.to_dict() for link in parsed], {})
             return 0
         cables = plan.read_plan(Path(args.plan))
         links: list[Link] = []

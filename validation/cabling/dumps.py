@@ -1,5 +1,5 @@
 """Reading a dump file (plain or .gz) and telling its format: lldp (lldpd JSON, either shape), ibnetdiscover,
-iblinkinfo. A file that is none of them is a CablingError naming it."""
+iblinkinfo, fdb (bridge fdb show). A file that is none of them is a CablingError naming it."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import gzip
 import re
 from pathlib import Path
 
-from . import parse_ib, parse_lldp
+from . import parse_fdb, parse_ib, parse_lldp
 from .model import CablingError, Link
 
-FORMATS = ("lldp", "ibnetdiscover", "iblinkinfo")
+FORMATS = ("lldp", "ibnetdiscover", "iblinkinfo", "fdb")
 
 
 def read_text(path: Path) -> str:
@@ -35,10 +35,12 @@ def detect(text: str, where: str) -> str:
         return "ibnetdiscover"
     if "==(" in head and ")==>" in head:
         return "iblinkinfo"
+    if re.match(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5} dev \S+", head):
+        return "fdb"
     if not text.strip():
         raise CablingError(f"{where}: empty file: no tool output")
     raise CablingError(f"{where}: not a dump this command reads (lldpctl -f json, net show lldp json, "
-                       "ibnetdiscover, iblinkinfo); name it with --format if it is one")
+                       "ibnetdiscover, iblinkinfo, bridge fdb show); name it with --format if it is one")
 
 
 def parse(text: str, fmt: str | None, where: str, local: str | None = None) -> tuple[str, list[Link]]:
@@ -49,6 +51,11 @@ def parse(text: str, fmt: str | None, where: str, local: str | None = None) -> t
             raise CablingError(f"{where}: an LLDP dump does not name its own host: give it (--local NAME, or "
                                "--observed NAME=FILE)")
         return fmt, parse_lldp.parse(text, local, where)
+    if fmt == "fdb":
+        if not local:
+            raise CablingError(f"{where}: a bridge fdb dump does not name its switch: give it (--local NAME, or "
+                               "--observed NAME=FILE)")
+        return fmt, parse_fdb.parse(text, local, where)
     if fmt == "ibnetdiscover":
         return fmt, parse_ib.parse_ibnetdiscover(text, where)
     if fmt == "iblinkinfo":

@@ -115,7 +115,7 @@ def parse_ibnetdiscover(text: str, source: str = "") -> list[Link]:
     links: list[Link] = []
     done: set[frozenset[tuple[str, int]]] = set()
     for ident, node in nodes.items():
-        for port, (peer, peer_port, rate, number) in sorted(node.ports.items()):
+        for port, (peer, peer_port, link_rate, number) in sorted(node.ports.items()):
             key = frozenset({(ident, port), (peer, peer_port)})
             if key in done:
                 continue
@@ -130,7 +130,7 @@ def parse_ibnetdiscover(text: str, source: str = "") -> list[Link]:
             peer_desc = other.description if other is not None else remote_desc.get(peer, "")
             if other is None and not peer_desc:
                 raise CablingError(f"{where}: line {number}: {peer} has no block and no description")
-            width, speed = rate.split("x", 1)
+            width, speed = link_rate.split("x", 1)
             links.append(Link(
                 End(node_name(node.description), port_name(node.description, port, node.kind == "Switch")),
                 End(node_name(peer_desc), port_name(peer_desc, peer_port, peer.startswith("S-"))),
