@@ -662,6 +662,8 @@ VARIABLES: tuple[Var, ...] = (
     _v("ib_rate_gbps", Enum(choices=(100, 200, 400)), "qm8700 dgx"),
     _v("compute_fabric_cables", COMPUTE_FABRIC_CABLES, "dgx qm8700", required=False),
     _v("cabling_accepted_deviations", CABLING_ACCEPTED, "dgx sn3700v qm8700 powerscale", required=False),
+    _v("cabling_enforce", Bool(), "dgx sn3700v powerscale", required=False),
+    _v("dgx_lldpd", Bool(), "dgx", required=False),
     # ngc.yml
     _v("ngc_registry", HostOrIP(allow_port=True), "dgx"),
     _v("ngc_username", Str(), "dgx"),

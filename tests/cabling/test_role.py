@@ -1,0 +1,64 @@
+"""The cabling stage's judge in Ansible (roles/cabling/tasks/judge.yml, plugins/action/cabling_check.py) on the
+production inventory: the switches' dumps are given (tests/cabling/judge_play.yml), the rest is the real role."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tests.cabling.test_check import as_wired, lldp_doc, storage_only
+from validation.cabling import plan
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def dumps_for(tables: dict[str, dict[str, list]]) -> dict[str, list[dict]]:
+    return {s: [{"node": s, "command": "lldpctl -f json", "format": "lldp", "text": lldp_doc(t), "rc": 0,
+                 "stderr": ""}] for s, t in tables.items()}
+
+
+def tables(cables, changes=None) -> dict[str, dict[str, list]]:
+    out: dict[str, dict[str, list]] = {"sn3700v01": {}, "sn3700v02": {}}
+    for link in as_wired(cables, changes):
+        peers = out[link.local.node].setdefault(link.local.port, [])
+        peers.append((link.remote.node, link.remote_info["chassis_id"], "ifname", link.remote.port))
+    return out
+
+
+def run(tmp_path: Path, dumps: dict, *extra: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "dumps.json"
+    path.write_text(json.dumps({"test_dumps": dumps}))
+    env = {**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_STDOUT_CALLBACK": "default",
+           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_CALLBACK_RESULT_FORMAT": "json", "ANSIBLE_DISPLAY_ARGS_TO_STDOUT": "0"}
+    return subprocess.run([str(ROOT / ".venv/bin/ansible-playbook"), "-i", "inventories/common", "-i",
+                           "inventories/production", "tests/cabling/judge_play.yml", "-e", f"@{path}", *extra],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_swapped_storage_cables_stop_the_run_naming_both_ports(tmp_path):
+    cables = storage_only(plan.design(plan.load_view(["inventories/common", "inventories/production"])))
+    changes = {("sn3700v01", "swp1"): [("dgx03", "02:00:00:00:05:67", "ifname", "enp225s0f0")],
+               ("sn3700v01", "swp2"): [("dgx01", "02:00:00:00:05:65", "ifname", "enp225s0f0")]}
+    out = run(tmp_path, dumps_for(tables(cables, changes)))
+    assert out.returncode != 0, out.stdout
+    assert "MISWIRED   | dgx01 enp225s0f0" in out.stdout
+    assert "dgx01 enp225s0f0 goes to sn3700v01 swp2; sn3700v01 swp1 goes to dgx03 enp225s0f0" in out.stdout
+    assert "nothing was changed" in out.stdout
+    # the compute fabric was not read (no DGX in this play): said, not judged
+    assert "the compute fabric was not read" in out.stdout
+    # as designed: passes; a listed deviation is accepted; --check runs it too
+    out = run(tmp_path, dumps_for(tables(cables)), "--check")
+    assert out.returncode == 0, out.stdout
+    assert "cabling: 14 of 14 cables as designed" in out.stdout
+
+
+def test_a_failed_read_is_a_fail_with_its_reason(tmp_path):
+    dumps = {"sn3700v01": [{"node": "sn3700v01", "command": "lldpctl -f json", "format": "lldp", "text": "",
+                            "rc": 127, "stderr": "lldpctl: command not found"}]}
+    out = run(tmp_path, dumps)
+    assert out.returncode != 0
+    assert "ERROR      | sn3700v01: lldpctl -f json failed (rc 127): lldpctl: command not found" in out.stdout
+    out = run(tmp_path, dumps, "-e", "cabling_enforce=false")
+    assert out.returncode == 0 and "(not enforced: cabling_enforce is false)" in out.stdout
