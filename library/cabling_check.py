@@ -50,6 +50,11 @@ options:
   report_path:
     description: Where to write the report as JSON on the control node (the validation stage's run directory).
     type: path
+  enforced:
+    description: Whether the site enforces the check (cabling_enforce); recorded in the report, whose checks of a
+      check that is not enforced are INFO, not FAIL.
+    type: bool
+    default: true
   return_cables:
     description: Return every cable's verdict in C(cables) (the summary and the table are always returned).
     type: bool

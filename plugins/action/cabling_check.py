@@ -39,6 +39,18 @@ from validation.cabling.model import CablingError, Link  # noqa: E402
 STATUS_ORDER = {s: i for i, s in enumerate(("MISWIRED", "MISSING", "DEGRADED", "UNEXPECTED", "OK"))}
 
 
+def iplink_macs(text: str, where: str) -> dict[str, str]:
+    """`ip -j link show` (iproute2): each interface's MAC, {ifname: address}; loopback and MAC-less ones left out."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise CablingError(f"{where}: not ip -j link JSON ({exc})") from None
+    if not isinstance(data, list):
+        raise CablingError(f"{where}: ip -j link printed {type(data).__name__}, not a list of interfaces")
+    return {str(i["ifname"]): str(i["address"]) for i in data if isinstance(i, dict) and i.get("ifname")
+            and i.get("address") and i.get("link_type", "ether") == "ether" and i["address"] != "00:00:00:00:00:00"}
+
+
 def table(report: check.Report) -> list[str]:
     """One line per cable that is not OK (or accepted), then the summary: what the run prints when it stops."""
     rows = sorted((v for v in report.entries if v.status != check.OK or v.accepted),
@@ -82,6 +94,9 @@ class ActionModule(ActionBase):
                 if not text.strip() and str(dump.get("empty_ok", "")).lower() in ("true", "1", "yes"):
                     continue
                 try:
+                    if dump.get("format") == "iplink":
+                        host_macs.setdefault(str(dump.get("node")), {}).update(iplink_macs(text, where))
+                        continue
                     links += dumps.parse(text, dump.get("format") or None, where, dump.get("node"))[1]
                 except CablingError as exc:
                     errors.append(str(exc))
@@ -94,6 +109,7 @@ class ActionModule(ActionBase):
         report = check.check(cables, links, accepted, macs)
         doc = report.to_dict()
         doc["summary"]["errors"] = errors
+        doc["summary"]["enforced"] = str(args.get("enforced", True)).lower() in ("true", "1", "yes")
         doc["summary"]["passed"] = passed = report.passed and not errors
         if skip_compute:
             doc["summary"]["warnings"].append("the compute fabric was not read, its cables are not judged: "

@@ -62,3 +62,17 @@ def test_a_failed_read_is_a_fail_with_its_reason(tmp_path):
     assert "ERROR      | sn3700v01: lldpctl -f json failed (rc 127): lldpctl: command not found" in out.stdout
     out = run(tmp_path, dumps, "-e", "cabling_enforce=false")
     assert out.returncode == 0 and "(not enforced: cabling_enforce is false)" in out.stdout
+
+
+def test_fdb_and_host_macs_judge_an_end_without_lldp(tmp_path):
+    ip_link = json.dumps([{"ifindex": 1, "ifname": "lo", "link_type": "loopback", "address": "00:00:00:00:00:00"},
+                          {"ifindex": 2, "ifname": "enp225s0f0", "link_type": "ether",
+                           "address": "0c:42:a1:12:34:56"}])
+    dumps = {"sn3700v01": [{"node": "sn3700v01", "command": "bridge fdb show", "format": "fdb", "rc": 0,
+                            "stderr": "", "text": "0c:42:a1:12:34:56 dev swp1 vlan 100 master br_default \n"}],
+             "dgx01": [{"node": "dgx01", "command": "ip -j link show", "format": "iplink", "rc": 0, "stderr": "",
+                        "text": ip_link}]}
+    out = run(tmp_path, dumps)
+    assert out.returncode != 0
+    assert "14 cables: 1 OK, 0 MISWIRED, 13 MISSING" in out.stdout
+    assert "MISSING    | dgx01 enp225s0f0" not in out.stdout
