@@ -339,25 +339,25 @@ def port_map(title: str, switches: dict[str, dict[str, tuple[str, str]]], ports_
     port coloured by its cable's status, with a <title> naming the port, the status and what it sees; a legend of
     the statuses under it. `switches`: switch -> port -> (status, text)."""
     cell, gap, label_w = 22, 4, 110
-    rows: list[tuple[str, list[tuple[str, tuple[str, str]]]]] = []
+    rows: list[tuple[str, bool, list[tuple[str, tuple[str, str]]]]] = []   # (switch, first row, its ports)
     for switch, ports in switches.items():
         ordered = sorted(ports.items(), key=lambda kv: (len(kv[0]), kv[0]))
         for start in range(0, max(len(ordered), 1), ports_per_row):
-            rows.append((switch if start == 0 else "", ordered[start:start + ports_per_row]))
+            rows.append((switch, start == 0, ordered[start:start + ports_per_row]))
     height = MT + len(rows) * (cell + gap) + 2 * LEGEND_ROW + 10
     width = max(W, label_w + ports_per_row * (cell + gap) + 10)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" class="chart" role="img" '
            f'aria-label="{escape(title)}" font-family="sans-serif" font-size="10">',
            f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{escape(title)}</text>']
-    for i, (switch, ports) in enumerate(rows):
+    for i, (owner, first, row_ports) in enumerate(rows):
         y = MT + i * (cell + gap)
-        if switch:
-            out.append(f'<text x="4" y="{y + cell * 0.7:.1f}">{escape(switch[:18])}</text>')
-        for j, (port, (status, text)) in enumerate(ports):
+        if first:
+            out.append(f'<text x="4" y="{y + cell * 0.7:.1f}">{escape(owner[:18])}</text>')
+        for j, (port, (status, text)) in enumerate(row_ports):
             x = label_w + j * (cell + gap)
             colour = STATUS_COLOURS.get(status, "#000")
             out.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{colour}" stroke="#333">'
-                       f'<title>{escape(f"{switch or rows[i][0]} {port}: {status}: {text}")}</title></rect>')
+                       f'<title>{escape(f"{owner} {port}: {status}: {text}")}</title></rect>')
             out.append(f'<text x="{x + cell / 2}" y="{y + cell * 0.65:.1f}" text-anchor="middle" font-size="8" '
                        f'fill="#fff">{escape(port[-4:])}</text>')
     y = MT + len(rows) * (cell + gap) + LEGEND_ROW
