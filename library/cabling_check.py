@@ -7,10 +7,10 @@ DOCUMENTATION = r"""
 module: cabling_check
 short_description: Judge the site's cable plan against LLDP, forwarding-table and InfiniBand dumps
 description:
-  - Builds the cable plan from the inventory (validation/cabling/plan.py: storage_nics, the CLAG peerlink, the
-    uplinks, compute_fabric_cables) and judges every cable against the dumps given (validation/cabling/check.py):
-    OK, MISWIRED (naming where each end really goes), MISSING, DEGRADED (width or speed below the design), and
-    observed links the plan does not have as UNEXPECTED.
+  - Builds the cable plan from the inventory (validation/cabling/plan.py, from storage_nics, the CLAG peerlink, the
+    uplinks and compute_fabric_cables) and judges every cable against the dumps given (validation/cabling/check.py)
+    as OK, MISWIRED (naming where each end really goes), MISSING or DEGRADED (width or speed below the design),
+    and observed links the plan does not have as UNEXPECTED.
   - A dump that failed (rc not 0) or cannot be parsed fails the task naming the host and the command: never an OK.
   - Deviations listed in I(accepted) keep their status, are marked accepted and do not fail the check.
 version_added: "0.4.0"
@@ -23,18 +23,18 @@ attributes:
     support: none
 options:
   dumps:
-    description: What the role read, each C({node, command, format, text, rc, stderr}); C(format) is lldp, fdb,
-      ibnetdiscover or iblinkinfo (detected when empty); C(node) names the host an LLDP or fdb dump comes from.
+    description: "What the role read, each with node, command, format, text, rc and stderr; format is lldp, fdb,
+      iplink, ibnetdiscover or iblinkinfo (detected when empty); node names the host a dump comes from."
     type: list
     elements: dict
     required: true
   host_macs:
-    description: C({host: {interface: MAC}}), the hosts' interface MACs, to name a neighbour shown by MAC and the MACs
-      a switch learned.
+    description: "The hosts' interface MACs, host -> interface -> MAC, to name a neighbour shown by MAC and the MACs a
+      switch learned."
     type: dict
     default: {}
   accepted:
-    description: The site's accepted deviations (cabling_accepted_deviations), C({node, port, status, reason}).
+    description: "The site's accepted deviations (cabling_accepted_deviations): node, port, status, reason."
     type: list
     elements: dict
     default: []

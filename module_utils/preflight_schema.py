@@ -332,6 +332,9 @@ STORAGE_NIC = Dict(fields={
     "mtu": Field(MTU),
     "switch": Field(Str(hint="name the SN3700V host of the inventory this cable plugs into")),
     "switch_port": Field(SWITCH_PORT),
+    # the interface's MAC, optional: the cabling check's evidence where the end sends no LLDP (docs/cabling.md)
+    "mac": Field(Str(pattern=r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}", pattern_text="a MAC address like 0c:42:a1:00:00:01"),
+                 required=False),
 })
 
 DGX_MODEL = Dict(fields={
@@ -663,7 +666,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("compute_fabric_cables", COMPUTE_FABRIC_CABLES, "dgx qm8700", required=False),
     _v("cabling_accepted_deviations", CABLING_ACCEPTED, "dgx sn3700v qm8700 powerscale", required=False),
     _v("cabling_enforce", Bool(), "dgx sn3700v powerscale", required=False),
-    _v("dgx_lldpd", Bool(), "dgx", required=False),
+    _v("dgx_host_lldpd", Bool(), "dgx", required=False),
     # ngc.yml
     _v("ngc_registry", HostOrIP(allow_port=True), "dgx"),
     _v("ngc_username", Str(), "dgx"),

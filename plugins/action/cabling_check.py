@@ -135,6 +135,9 @@ class ActionModule(ActionBase):
         ib_read = False
         for host in task_vars.get("groups", {}).get("all", []):
             known = hostvars.get(host, {})
+            for nic in self._templar.template(known.get("storage_nics") or []):   # MACs the inventory gives
+                if isinstance(nic, dict) and nic.get("mac") and nic.get("name"):
+                    macs.setdefault(host, {})[str(nic["name"])] = str(nic["mac"])
             given += [dict(d) for d in self._templar.template(known.get("cabling_dumps") or [])]
             if known.get("cabling_macs"):
                 macs[host] = dict(self._templar.template(known["cabling_macs"]))

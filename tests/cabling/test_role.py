@@ -76,3 +76,16 @@ def test_fdb_and_host_macs_judge_an_end_without_lldp(tmp_path):
     assert out.returncode != 0
     assert "14 cables: 1 OK, 0 MISWIRED, 13 MISSING" in out.stdout
     assert "MISSING    | dgx01 enp225s0f0" not in out.stdout
+
+
+def test_a_mac_the_inventory_gives_names_an_f800_port(tmp_path):
+    dumps = {"sn3700v01": [{"node": "sn3700v01", "command": "bridge fdb show", "format": "fdb", "rc": 0,
+                            "stderr": "", "text": "00:60:16:9f:00:01 dev swp17 vlan 100 master br_default \n"}]}
+    nic = {"name": "40gige-1", "address": "198.51.100.21/24", "speed_gbps": 40, "mtu": 9000, "switch": "sn3700v01",
+           "switch_port": "swp17", "mac": "00:60:16:9F:00:01"}
+    overlay = tmp_path / "hosts.yml"      # an inventory overlay, as tests/preflight_cases use them
+    f800 = {"f800-1": {"storage_nics": [nic]}}
+    overlay.write_text(json.dumps({"all": {"children": {"powerscale": {"hosts": f800}}}}))
+    out = run(tmp_path, dumps, "-i", str(overlay))
+    assert "13 cables: 1 OK" in out.stdout, out.stdout[-3000:]   # f800-1 has one NIC in the overlay
+    assert "MISSING    | f800-1 40gige-1" not in out.stdout
