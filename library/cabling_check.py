@@ -59,6 +59,11 @@ options:
     description: Return every cable's verdict in C(cables) (the summary and the table are always returned).
     type: bool
     default: false
+seealso:
+  - module: ansible.builtin.raw
+  - name: Cabling
+    link: docs/cabling.md
+    description: The cabling stage, the plan, the check and python -m validation cabling.
 """
 
 EXAMPLES = r"""
