@@ -131,14 +131,19 @@ class Observed:
                     self.mac_ports[short(here.node)].append((here, there, link))
         self.duplicates = {n: ids for n, ids in names.items() if len(ids) > 1}
 
-    def neighbours(self, end: End, host_macs: Mapping[Key, str]) -> list[tuple[End, Link]]:
+    def all_links(self, end: End, host_macs: Mapping[Key, str]) -> list[tuple[End, Link]]:
         """What `end` connects to: its own port's links, and links at a MAC-named port of its node that is (or may
-        be) this port. Each neighbour once."""
+        be) this port; every dump's view of it (ibnetdiscover and iblinkinfo both show a link)."""
         found = list(self.by_end.get(key(end), []))
         mac = host_macs.get(key(end))
         for here, there, link in self.mac_ports.get(short(end.node), []):
             if mac is None or here.port.strip().lower() == mac.lower():
                 found.append((there, link))
+        return found
+
+    def neighbours(self, end: End, host_macs: Mapping[Key, str]) -> list[tuple[End, Link]]:
+        """What `end` connects to, each neighbour once."""
+        found = self.all_links(end, host_macs)
         out: list[tuple[End, Link]] = []
         keys: set[Key] = set()
         for there, link in found:
@@ -197,8 +202,9 @@ def judge(cable: Cable, observed: Observed, host_macs: Mapping[Key, str]) -> Ver
     evidence = list(dict.fromkeys(_evidence(link) for _, link in seen_a + seen_b))
     design = {k: v for k, v in (("speed", cable.speed), ("width", cable.width)) if v}
     verdict = Verdict(cable.a, cable.b, OK, "", ends_a, ends_b, evidence, design)
-    direct = [link for end, link in seen_a if matches(cable.b, end, host_macs)]
-    direct += [link for end, link in seen_b if matches(cable.a, end, host_macs)]
+    direct = [link for end, link in observed.all_links(cable.a, host_macs) if matches(cable.b, end, host_macs)]
+    if cable.b.node != ANY:
+        direct += [link for end, link in observed.all_links(cable.b, host_macs) if matches(cable.a, end, host_macs)]
     others = [e for e in ends_a if not matches(cable.b, e, host_macs)]
     others += [e for e in ends_b if not matches(cable.a, e, host_macs)]
     if direct:

@@ -169,7 +169,7 @@ def parse_iblinkinfo(text: str, source: str = "") -> list[Link]:
     header: tuple[str, str] | None = None
     seen_ports = 0
     for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
+        if not raw.strip() or raw.lstrip().startswith("#"):   # a comment (the lab's stand-in labels itself so)
             continue
         head = CA_HEAD.match(raw.strip())
         if head and "==(" not in raw:
