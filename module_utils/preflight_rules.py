@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from ansible.module_utils import cumulus_fabric, dgx_nfs, dgx_ngc, mlnxos_fabric, powerscale_inventory
+from ansible.module_utils.cabling_design import declared_ports, expand
+from ansible.module_utils.cabling_design import problems as compute_map_problems
 from ansible.module_utils.cumulus_fabric import port_parts, port_problem
 from ansible.module_utils.cumulus_release import (
     NEWEST,
@@ -1233,6 +1235,35 @@ def rule_secrets(site: Site) -> list[Problem]:
     return _dedupe(out)
 
 
+# ---------------------------------------------------------------------------------------------- compute cabling
+
+
+def rule_compute_cabling(site: Site) -> list[Problem]:
+    """The compute fabric's cable map (module_utils/cabling_design.py, the rules' one home; the cabling plan
+    expands the same map): every compute HCA cabled exactly once, no QM8700 port used twice (naming both hosts),
+    ports inside the switch and declared in its qm8700_ports. Without a map, a warning: the cabling stage cannot
+    judge the compute fabric."""
+    design, label = site.cluster("compute_fabric_cables", "dgx")
+    dgx_hosts = site.hosts("dgx")
+    hcas: dict[str, list[str] | None] = {}
+    for host in dgx_hosts:
+        listed = as_dict(dgx_model(site, host)).get("compute_hcas")
+        hcas[host] = [str(h) for h in listed] if isinstance(listed, list) else None
+    if design is None:
+        count = sum(len(v or ()) for v in hcas.values())
+        if count and site.hosts("qm8700"):
+            return [Problem(label, "compute_fabric_cables", MISSING,
+                            f"is not set: the {count} compute HCAs have no cable map, so the cabling stage cannot "
+                            "judge the compute fabric", "add compute_fabric_cables (rails or cables) to the site's "
+                            "compute_fabric.yml, as inventories/production does", WARNING)]
+        return []
+    cables, unreadable = expand(design, dgx_hosts)
+    switches = {s: declared_ports(site.var(s, "qm8700_ports")) for s in site.hosts("qm8700")}
+    rows = [Problem(label if p.host == "all" else p.host, p.path, p.value, p.problem, p.fix)
+            for p in [*unreadable, *compute_map_problems(cables, hcas, switches)]]
+    return beside_schema("compute_fabric_cables", design, rows)
+
+
 # ---------------------------------------------------------------------------------------------- driver
 
 RULES: tuple[Callable[[Site], list[Problem]], ...] = (
@@ -1243,6 +1274,7 @@ RULES: tuple[Callable[[Site], list[Problem]], ...] = (
     rule_export_clients, rule_export_exposure, rule_nfs_mounts, rule_validation_mounts, rule_server_mapping, rule_smartconnect,
     rule_powerscale_access, rule_acceptance, rule_ngc, rule_ngc_driver, rule_tls, rule_secrets,
 )
+RULES = (*RULES, rule_compute_cabling)  # appended here so the tuple above keeps its lines
 
 
 def _dedupe(problems: Iterable[Problem]) -> list[Problem]:

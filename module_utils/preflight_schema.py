@@ -330,6 +330,9 @@ STORAGE_NIC = Dict(fields={
     "mtu": Field(MTU),
     "switch": Field(Str(hint="name the SN3700V host of the inventory this cable plugs into")),
     "switch_port": Field(SWITCH_PORT),
+    # the interface's MAC, optional: the cabling check's evidence where the end sends no LLDP (docs/cabling.md)
+    "mac": Field(Str(pattern=r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}", pattern_text="a MAC address like 0c:42:a1:00:00:01"),
+                 required=False),
 })
 
 DGX_MODEL = Dict(fields={
@@ -506,6 +509,27 @@ VALIDATION_TELEMETRY = Dict(fields={
     "max_gap": Field(Number(min=0, max=1, min_exclusive=True)),
 })
 
+# The compute fabric's cable map (module_utils/cabling_design.py holds its rules; preflight rule_compute_cabling).
+IB_SWITCH_PORT = OneOf(options=(Int(1, 40), Str(pattern=r"1/[0-9]{1,2}", pattern_text="a QM8700 port 1..40 or 1/N")),
+                       hint="a QM8700 port number 1..40 (or its MLNX-OS name 1/N)")
+COMPUTE_FABRIC_CABLES = Dict(fields={
+    "rails": Field(ListOf(item=Dict(fields={
+        "hca": Field(Str(pattern=r"[A-Za-z0-9_.-]+", pattern_text="an HCA name like mlx5_0")),
+        "switch": Field(Str(hint="name the QM8700 host of the inventory this rail plugs into")),
+        "first_port": Field(IB_SWITCH_PORT),
+        "hca_port": Field(Int(1, 2), required=False)})), required=False),
+    "cables": Field(ListOf(item=Dict(fields={
+        "host": Field(Str(hint="name the DGX host of the inventory")),
+        "hca": Field(Str(pattern=r"[A-Za-z0-9_.-]+", pattern_text="an HCA name like mlx5_0")),
+        "hca_port": Field(Int(1, 2), required=False),
+        "switch": Field(Str(hint="name the QM8700 host of the inventory this cable plugs into")),
+        "switch_port": Field(IB_SWITCH_PORT)})), required=False)})
+# Known deviations a site accepts (roles/cabling): each names one designed or observed cable end and why.
+CABLING_ACCEPTED = ListOf(item=Dict(fields={
+    "node": Field(Str()), "port": Field(Str()),
+    "status": Field(Enum(choices=("MISWIRED", "MISSING", "DEGRADED", "UNEXPECTED"))),
+    "reason": Field(Str(hint="say why the site accepts it (a ticket, a date)"))}))
+
 OS_LIST = ListOf(item=Dict(fields={"distribution": Field(Str()), "versions": Field(ListOf(item=Str(), min_len=1))}),
                  min_len=1)
 
@@ -637,6 +661,10 @@ VARIABLES: tuple[Var, ...] = (
     _v("qm8700_ntp_servers", ListOf(item=HostOrIP()), "qm8700"),
     _v("qm8700_syslog_servers", ListOf(item=HostOrIP()), "qm8700"),
     _v("ib_rate_gbps", Enum(choices=(100, 200, 400)), "qm8700 dgx"),
+    _v("compute_fabric_cables", COMPUTE_FABRIC_CABLES, "dgx qm8700", required=False),
+    _v("cabling_accepted_deviations", CABLING_ACCEPTED, "dgx sn3700v qm8700 powerscale", required=False),
+    _v("cabling_enforce", Bool(), "dgx sn3700v powerscale", required=False),
+    _v("dgx_host_lldpd", Bool(), "dgx", required=False),
     # ngc.yml
     _v("ngc_registry", HostOrIP(allow_port=True), "dgx"),
     _v("ngc_username", Str(), "dgx"),

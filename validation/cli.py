@@ -17,6 +17,8 @@
   (ring pairs from 3 nodes) and ``paths`` (the one pair of two nodes too); the validate role launches by them.
 - ``site generate --dgx N [--f800 M] --out DIR``: write a site inventory for N DGX and M F800 nodes and the
   switches they need (validation/sitegen.py, docs/scale.md); exit 2 when the pattern cannot hold the sizes.
+- ``cabling plan | parse | check``: the cable plan of an inventory, a dump's links, and the check of a plan against
+  dumps (validation/cabling/cli.py; docs/cabling.md).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ansible.errors import AnsibleError
 
 from . import handover, localise, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report, sitegen
 from .checks import ring_pairs
+from .cabling import cli as cabling_cli
 from .context import context_from_inventory, with_overrides
 from .progress import planned_cases
 from .thresholds import ThresholdError, check_entry
@@ -317,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--f800", type=int, help="F800 nodes (default: one per DGX, as the reference sizes 8 A100 per "
                      "F800 node, in chassis of 4, at most 252)")
     gen.add_argument("--out", required=True, help="the site's inventory directory (layered after inventories/common)")
+    cabling_cli.add_parser(sub)
     return p
 
 
@@ -341,4 +345,6 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_rounds(args)
     if args.command == "site":
         return cmd_site(args)
+    if args.command == "cabling":
+        return cabling_cli.run(args)
     return cmd_playbook(args, ROOT / ("site.yml" if args.command == "deploy" else "playbooks/validate.yml"))

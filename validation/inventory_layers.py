@@ -94,7 +94,8 @@ class AnsibleInventory:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, site: str | Path, extra_vars: Sequence[str] = ()) -> AnsibleInventory:
+    def open(cls, site: str | Path, extra_vars: Sequence[str] = (),
+             source_list: Sequence[str] | None = None) -> AnsibleInventory:
         from ansible.inventory.manager import InventoryManager
         from ansible.parsing.dataloader import DataLoader
         from ansible.plugins.loader import init_plugin_loader
@@ -109,9 +110,15 @@ class AnsibleInventory:
             from ansible.cli import CLI
 
             loader.set_vault_secrets(CLI.setup_vault_secrets(loader, vault_ids=[], vault_password_files=[password_file]))
-        manager = InventoryManager(loader=loader, sources=sources(site))
+        manager = InventoryManager(loader=loader, sources=sources(site) if source_list is None else list(source_list))
         return cls(loader, manager, VariableManager(loader=loader, inventory=manager),
                    parse_extra_vars(loader, extra_vars))
+
+    @classmethod
+    def open_sources(cls, source_list: Sequence[str | Path], extra_vars: Sequence[str] = ()) -> AnsibleInventory:
+        """The inventory of explicit ``-i`` sources, in their order (``-i inventories/common -i inventories/lab``),
+        as a CLI that takes ansible-playbook's -i arguments gives them."""
+        return cls.open("", extra_vars, [str(s) for s in source_list])
 
     def hosts(self, pattern: str) -> list[str]:
         """The hosts a pattern (a group, a host, ``all``) selects, in the inventory's order."""

@@ -13,6 +13,7 @@ suite's time is not counted twice). A stage disabled in validation_stages is a s
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from html import escape
@@ -29,7 +30,8 @@ LAB_BANNER = ("LAB STAND-IN: gloo all-reduce on CPU over the cfab0 stand-in inst
               "InfiniBand, a tiny model instead of ResNet-50, TCG VMs instead of DGX A100. These figures prove "
               "the harness, not the hardware.")
 SCHEMA = Path(__file__).resolve().parent / "schema" / "report.schema.json"
-STAGE_TITLES = {"paths": "Path baselines (the network under the measurements)", "nccl": "NCCL all-reduce",
+STAGE_TITLES = {"cabling": "Cabling (the physical build against the design)",
+                "paths": "Path baselines (the network under the measurements)", "nccl": "NCCL all-reduce",
                 "fio": "fio on the NFS mounts", "ddp": "PyTorch DDP training", "report": "Report inputs"}
 # At scale (docs/scale.md): a metric or sanity check with more instances (nodes, pairs) than PER_NODE_INLINE is one
 # row of the summary and of the stage's table, its instances in a per-node table sorted worst first; a chart with
@@ -278,7 +280,8 @@ def plots(report: dict[str, Any]) -> dict[str, list[str]]:
     """The report's charts by stage; a chart that cannot be drawn says so in its place (the report is still
     written, and the other charts with it)."""
     out: dict[str, list[str]] = {}
-    for stage, draw in (("paths", _storage_paths_plot), ("paths", _fabric_paths_plot), ("nccl", _nccl_plot),
+    for stage, draw in (("cabling", _cabling_plot), ("paths", _storage_paths_plot), ("paths", _fabric_paths_plot),
+                        ("nccl", _nccl_plot),
                         ("fio", _fio_plot), ("fio", _array_plot), ("ddp", _ddp_plot), ("ddp", _util_plot)):
         try:
             svg = draw(report)
@@ -288,6 +291,26 @@ def plots(report: dict[str, Any]) -> dict[str, list[str]]:
         if svg:
             out.setdefault(stage, []).append(svg)
     return out
+
+
+SWITCH_PORT = re.compile(r"^(swp\d+(s\d+)?|\d+)$")
+
+
+def _cabling_plot(report: dict[str, Any]) -> str | None:
+    """Every switch with its cabled ports coloured by their cable's status (validation/stages/cabling.py)."""
+    cabling = report["verdict"]["series"].get("cabling")
+    if not cabling:
+        return None
+    switches: dict[str, dict[str, tuple[str, str]]] = {}
+    for cable in cabling["cables"]:
+        status = "ACCEPTED" if cable.get("accepted") else cable["status"]
+        for end in (cable["a"], cable["b"]):
+            if SWITCH_PORT.match(end["port"]) and end["node"] != "*":
+                other = cable["b"] if end is cable["a"] else cable["a"]
+                text = f"designed to {other['node']} {other['port']}; {cable['reason']}"
+                switches.setdefault(end["node"], {})[end["port"]] = (status, text)
+    return svgplot.port_map("Switch ports by cable status (hover a port for its cable)", switches) \
+        if switches else None
 
 
 def _storage_paths_plot(report: dict[str, Any]) -> str | None:
@@ -546,6 +569,16 @@ def stage_tables(report: dict[str, Any], stage: str) -> list[dict[str, Any]]:
                        "headers": ["case", "nodes", "loaders read", "array sent", "array / loaders"],
                        "rows": [[r["case"], r["node"], _fmt(r["loader_MBps"], "MB/s"), _fmt(r["array_MBps"], "MB/s"),
                                  _fmt(r["ratio"])] for r in series["ddp_array"]]})
+    cabling = series.get("cabling") or {}
+    if stage == "cabling" and cabling.get("cables"):
+        order = {"MISWIRED": 0, "MISSING": 1, "DEGRADED": 2, "UNEXPECTED": 3, "OK": 4}
+        cables = sorted(cabling["cables"], key=lambda c: order.get(c["status"], 9))
+        tables.append({"title": "Cables: the design against what the switches and hosts show",
+                       "headers": ["status", "end a", "end b", "what is seen", "evidence"],
+                       "rows": [[c["status"] + (" (accepted)" if c.get("accepted") else ""),
+                                 f"{c['a']['node']} {c['a']['port']}", f"{c['b']['node']} {c['b']['port']}",
+                                 c["reason"] + (f" [accepted: {c['accepted']}]" if c.get("accepted") else ""),
+                                 ", ".join(c.get("evidence") or [])] for c in cables]})
     util = series.get("util") or {}
     if stage == "ddp" and util.get("nodes"):
         what = "CPU, lab stand-in" if util.get("what") == "cpu" else "GPU"

@@ -382,3 +382,42 @@ def strip_chart(title: str, unit: str, cells: list[tuple[str, float | None]], th
     body.append(f'<text x="{ML}" y="{top}" font-size="11">{escape(note)}</text>')
     height = rows * STRIP_CELL_H + 30 - PLOT_H  # the frame adds PLOT_H and the axis room
     return _svg(title, f"{len(cells)} cells, {STRIP_COLS} a row, in order", "", body, legend, x_axis_extra=height)
+# ---------------------------------------------------------------------------------------------- port map
+
+STATUS_COLOURS = {"OK": "#2ca02c", "MISWIRED": "#d62728", "MISSING": "#7f7f7f", "DEGRADED": "#ff7f0e",
+                  "UNEXPECTED": "#9467bd", "ACCEPTED": "#17becf"}
+
+
+def port_map(title: str, switches: dict[str, dict[str, tuple[str, str]]], ports_per_row: int = 20) -> str:
+    """The fabric drawn as its switches: one row of squares per switch (wrapped at `ports_per_row`), each cabled
+    port coloured by its cable's status, with a <title> naming the port, the status and what it sees; a legend of
+    the statuses under it. `switches`: switch -> port -> (status, text)."""
+    cell, gap, label_w = 22, 4, 110
+    rows: list[tuple[str, bool, list[tuple[str, tuple[str, str]]]]] = []   # (switch, first row, its ports)
+    for switch, ports in switches.items():
+        ordered = sorted(ports.items(), key=lambda kv: (len(kv[0]), kv[0]))
+        for start in range(0, max(len(ordered), 1), ports_per_row):
+            rows.append((switch, start == 0, ordered[start:start + ports_per_row]))
+    height = MT + len(rows) * (cell + gap) + 2 * LEGEND_ROW + 10
+    width = max(W, label_w + ports_per_row * (cell + gap) + 10)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" class="chart" role="img" '
+           f'aria-label="{escape(title)}" font-family="sans-serif" font-size="10">',
+           f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{escape(title)}</text>']
+    for i, (owner, first, row_ports) in enumerate(rows):
+        y = MT + i * (cell + gap)
+        if first:
+            out.append(f'<text x="4" y="{y + cell * 0.7:.1f}">{escape(owner[:18])}</text>')
+        for j, (port, (status, text)) in enumerate(row_ports):
+            x = label_w + j * (cell + gap)
+            colour = STATUS_COLOURS.get(status, "#000")
+            out.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{colour}" stroke="#333">'
+                       f'<title>{escape(f"{owner} {port}: {status}: {text}")}</title></rect>')
+            out.append(f'<text x="{x + cell / 2}" y="{y + cell * 0.65:.1f}" text-anchor="middle" font-size="8" '
+                       f'fill="#fff">{escape(port[-4:])}</text>')
+    y = MT + len(rows) * (cell + gap) + LEGEND_ROW
+    for k, (status, colour) in enumerate(STATUS_COLOURS.items()):
+        x = 10 + k * 110
+        out.append(f'<rect x="{x}" y="{y - 9}" width="10" height="10" fill="{colour}"/>'
+                   f'<text x="{x + 14}" y="{y}">{escape(status)}</text>')
+    out.append("</svg>")
+    return "".join(out)

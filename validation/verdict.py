@@ -25,6 +25,7 @@ from .checks import FAIL, INFO, PASS, Check, Verdict, _apply_outliers, _repeats,
 from .metrics import load as metric_defs
 from .metrics import stage_and_unit
 from .stages import ddp, fio, limit, nccl, paths, sysinfo, telemetry, utilisation
+from .stages.cabling import judge_cabling
 from .stages.fio import full_scratch_hint, judge_fio_case, judge_fio_layout
 from .stages.nccl import expected_nccl_cases, nccl_table_problems
 from .thresholds import metrics_with_thresholds
@@ -129,6 +130,10 @@ def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
         util_checks, series["util"] = utilisation.judge_util(ctx, raw / "ddp", counts, nodes, lab, baseline)
         ddp_array, series["ddp_array"] = telemetry.judge_ddp_array(ctx, run_dir, counts, nodes, lab)
         checks.extend(util_checks + ddp_array)
+    cabling_checks, cabling_series = judge_cabling(raw / "cabling")
+    checks.extend(cabling_checks)
+    if cabling_series:
+        series["cabling"] = cabling_series
     _apply_outliers(checks, float(ctx.get("acceptance_outlier_max_behind_pct") or 5))
     # A threshold nobody measured is a FAIL, never a silent skip.
     measured = {c.name for c in checks}

@@ -368,6 +368,10 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                                         edit_all(s, "ngc_mirror", lambda v: v.update(enabled=True, registry="r:5000")),
                                         s.secrets.append(rules.SecretState("ngc_mirror_password", "empty"))),
                              rules.rule_secrets, "all", "ngc_mirror_password", ERROR),
+    # compute cabling (module_utils/cabling_design.py): mlx5_1's rail starts on dgx04 mlx5_0's port
+    "compute-cable-port-twice": (lambda s: edit_all(s, "compute_fabric_cables",
+                                                    lambda v: v["rails"][1].update(first_port=4)),
+                                 rules.rule_compute_cabling, "dgx01", "compute_fabric_cables.rails[1]", ERROR),
 }
 
 RULE_CASES = {rule: [n for n, c in CASES.items() if c[1] is rule] for rule in rules.RULES}

@@ -1,0 +1,1 @@
+from cabling_design import *
