@@ -35,8 +35,8 @@ import yaml
 from ansible.errors import AnsibleError
 
 from . import handover, localise, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report, sitegen
-from .checks import ring_pairs
 from .cabling import cli as cabling_cli
+from .checks import ring_pairs
 from .context import context_from_inventory, with_overrides
 from .progress import planned_cases
 from .thresholds import ThresholdError, check_entry
