@@ -435,9 +435,63 @@ def ok_other_files(c: Case, rng: random.Random) -> str:
     return "valid: files of no tool's form beside the results"
 
 
+def ok_host_case(c: Case, rng: random.Random) -> str:
+    """The tool printed the case's host names in capitals (nccl-tests prints gethostname as it is: a real capture
+    says GENOA-06; DNS names have no case)."""
+    nodes = [str(n) for n in c.ctx.get("nodes") or []]
+    if c.tool == "nccl-tests":
+        def fn(t: str) -> str:
+            return "\n".join(re.sub(r"\b(dgx\d+)\b", lambda m: m.group(1).upper(), ln) if "#  Rank" in ln else ln
+                             for ln in t.split("\n"))
+        for f in c.result_files():
+            f.write_text(fn(f.read_text(encoding="utf-8")), encoding="utf-8")
+    elif c.tool == "ddp_train":
+        for f in c.result_files():
+            _edit_json(f, lambda d: d.update(nodes=[str(n).upper() for n in d["nodes"]]))
+    elif c.tool == "iperf3":
+        for f in c.result_files():
+            _edit_json(f, lambda d: d["start"].update(system_info=re.sub(
+                "|".join(nodes), lambda m: m.group(0).upper(), d["start"]["system_info"])))
+    else:
+        raise Skip
+    return "valid: host names in capitals in the tool's output"
+
+
+def ok_header_version(c: Case, rng: random.Random) -> str:
+    """nccl-tests 2.19.6's header line ends in 'unalign: 0' (tests/fixtures/dgx/real/nccl-all-reduce-2.19.6-h100-
+    direct.txt); older ones stop at 'graph: 0' or 'validation: 1'."""
+    if c.tool != "nccl-tests":
+        raise Skip
+    for f in c.result_files():
+        t = f.read_text(encoding="utf-8")
+        new = re.sub(r"(?m)^(.*# nThread .*?)[ \t]*$", r"\1 unalign: 0", t, count=1)
+        if new == t:
+            raise Skip
+        f.write_text(new, encoding="utf-8")
+    return "valid: the header of nccl-tests 2.19.6 (unalign: 0)"
+
+
+def ok_nccl_json(c: Case, rng: random.Random) -> str:
+    """nccl-tests -J: a single-node case whose samples are the JSON document (tests/validation/fixtures/nccl/
+    single_node_dgx_a100.json: 32M..8G), the launch asking that sweep."""
+    if c.tool != "nccl-tests" or not c.name.startswith("single-"):
+        raise Skip
+    node = c.name.removeprefix("single-")
+    doc = _run_builder().fixture_text("nccl/single_node_dgx_a100.json").replace('"dgx01"', f'"{node}"')
+    for f in c.result_files():
+        f.write_text(doc, encoding="utf-8")
+    meta = c.meta()
+    meta["asked"].update(min_bytes=33554432, sizes=9)
+    meta["command"] = [("33554432" if a == "8" and meta["command"][i - 1] == "-b" else a)
+                       for i, a in enumerate(meta["command"])]
+    c.save_meta(meta)
+    return "valid: nccl-tests -J JSON results (32M..8G asked)"
+
+
 VALID_OPS: dict[str, Callable[[Case, random.Random], str]] = {
     "whitespace": ok_trailing_whitespace, "extra keys": ok_extra_keys, "rank order": ok_rank_order,
-    "other files": ok_other_files}
+    "other files": ok_other_files, "host case": ok_host_case, "nccl 2.19.6 header": ok_header_version,
+    "nccl -J": ok_nccl_json}
 
 
 def site_repeats(run: Path, ctx: dict[str, Any], keep: int) -> None:
