@@ -217,6 +217,20 @@ def site_problems(tool: str, meta: dict[str, Any] | None, ctx: dict[str, Any]) -
     return out
 
 
+def node_problems(meta: dict[str, Any] | None, case_nodes: list[str] | tuple[str, ...]) -> list[str]:
+    """The launch record's nodes (meta.json nodes: the inventory names the runner was given) against the case's:
+    a case named for dgx01 whose launch and output both say dgx09 measured another node than the case judges."""
+    if not isinstance(meta, dict) or meta.get("_unreadable") or not case_nodes:
+        return []
+    launched = meta.get("nodes")
+    if not isinstance(launched, list) or not launched:
+        return [f"nodes: the launch record (meta.json nodes) names no nodes, the case is {show(list(case_nodes))}"]
+    if _folded(launched) != _folded(list(case_nodes)):
+        return [f"nodes: launched on {show(launched)}, the case is {show(list(case_nodes))}"
+                f"{_set_difference(list(case_nodes), launched)}"]
+    return []
+
+
 def asked_files(tool: str, asked: dict[str, Any]) -> list[str] | None:
     """The raw file of every asked repeat, or None when the launch record does not say how many."""
     pattern = load()[tool].files

@@ -210,12 +210,14 @@ def _case_preamble(stage: str, case: str, meta: dict[str, Any] | None, lab: bool
     return check, True
 
 
-def judge_site(check: Check, tool: str, case_dir: Path, ctx: dict[str, Any]) -> Check:
-    """A case's launch record against the site's settings (validation.asked.site_problems): each difference is a
-    FAIL of the case's sanity check, naming what the launch asked and what the site configured."""
+def judge_site(check: Check, tool: str, case_dir: Path, ctx: dict[str, Any],
+               case_nodes: list[str] | tuple[str, ...] = ()) -> Check:
+    """A case's launch record against the site's settings (validation.asked.site_problems) and against the case's
+    nodes (validation.asked.node_problems): each difference is a FAIL of the case's sanity check, naming both."""
     from . import asked
 
-    problems = asked.site_problems(tool, _load_meta(case_dir), ctx)
+    meta = _load_meta(case_dir)
+    problems = asked.site_problems(tool, meta, ctx) + asked.node_problems(meta, case_nodes)
     if problems:
         check.status = FAIL
         check.reasons.extend(problems)

@@ -400,6 +400,20 @@ CASES: list[Broken] = [
     Broken("asked vs done", "iperf3 of storage-dgx03 ran on dgx04", "paths", "storage-dgx03",
            doc("paths", "storage-dgx03", lambda d: d["start"].__setitem__(
                "system_info", d["start"]["system_info"].replace("dgx03", "dgx04")))),
+    # the launch record changed with its output: only the site and the case tell
+    Broken("asked vs done", "fio asked 1 s and read 1 s where the site asks 60 s (launch and output agree)", "fio", N1,
+           both(meta("fio", N1, lambda m: m["asked"].__setitem__("runtime", 1)), fio_opts(N1, runtime="1"),
+                fio_client(N1, lambda c: c["read"].__setitem__("runtime", 1000)))),
+    Broken("asked vs done", "nccl-tests asked 2 iterations and ran 2 where the site asks 20", "nccl", "all",
+           both(meta("nccl", "all", lambda m: m["asked"].__setitem__("iters", 2)),
+                meta("nccl", "all", lambda m: m.__setitem__("command", [("2" if c == "20" else c) for c in m["command"]])),
+                text("nccl", "all", lambda t: t.replace(" iters: 20 ", " iters: 2 ")))),
+    Broken("asked vs done", "single-dgx01 launched and ran on dgx03 (record and output agree)", "nccl", S1,
+           both(meta("nccl", S1, lambda m: _set(m, nodes=["dgx03"]) or m["asked"].__setitem__("nodes", ["dgx03"])),
+                text("nccl", S1, lambda t: t.replace("dgx01", "dgx03")))),
+    Broken("asked vs done", "DDP n1 launched and trained on dgx02 (record and result agree)", "ddp", "n1",
+           both(meta("ddp", "n1", lambda m: _set(m, nodes=["dgx02"]) or m["asked"].__setitem__("nodes", ["dgx02"])),
+                ddp("n1", lambda d: _set(d, nodes=["dgx02"])), ddp("n1", lambda d: _set(d, nodes=["dgx02"]), mode="real"))),
     # 8. crashes instead of a FAIL
     Broken("crash", "a DDP result file holding a JSON list", "ddp", "n1",
            doc("ddp", "n1", lambda d: [d], pattern="synthetic-r1.json", replace=True)),

@@ -169,7 +169,7 @@ def judge_paths(ctx: dict[str, Any], paths_dir: Path, nodes: list[str], lab: boo
         sanity, samples = judge_path_case(paths_dir / pc.case, pc.case, repeats)
         meta = _load_meta(paths_dir / pc.case) or {}
         if meta.get("tool") in asked.load():
-            judge_site(sanity, str(meta["tool"]), paths_dir / pc.case, ctx)
+            judge_site(sanity, str(meta["tool"]), paths_dir / pc.case, ctx, pc.nodes)
         checks.append(sanity)
         if pc.kind == STORAGE_ALL:
             concurrent[pc.nodes[0]] = samples if sanity.status == PASS else [None]
