@@ -6,7 +6,8 @@ test_asked_vs_done.py's one row at a time: for a case of a stage, random combina
               huge, NaN, a string, the key missing, null, another type)
     asked     the launch record's asked value changed alone, or together with the output (both say 1 s where the
               site asked 60 s: the site's settings in context.json still reject it)
-    names     a node of the output renamed, swapped with another case's, duplicated
+    names     a node of the output renamed, swapped with another case's, duplicated; or renamed in the launch
+              record and the output alike (the case's own nodes still reject it)
     repeats   a repeat dropped, listed twice, renamed, an unasked one added, asked another count
     output    a raw output truncated, emptied, deleted, replaced by garbage
 
@@ -329,6 +330,21 @@ def op_names(c: Case, rng: random.Random) -> str:
     return f"names: {victim} -> {repl} ({kind}) in {len(files)} output(s)"
 
 
+def op_names_with_launch(c: Case, rng: random.Random) -> str:
+    """A node of the case renamed in its launch record and its outputs alike (the case measured another node than
+    it is named for, and says so consistently): only the case's own nodes tell."""
+    nodes = [str(n) for n in c.ctx.get("nodes") or []]
+    meta_text = (c.dir / "meta.json").read_text(encoding="utf-8")
+    mine = [n for n in nodes if re.search(rf"\b{n}\b", meta_text)]
+    if not mine:
+        raise Skip
+    victim = rng.choice(mine)
+    repl = rng.choice([n for n in nodes if n not in mine] or ["dgx09"])
+    for f in [c.dir / "meta.json", *c.result_files()]:
+        f.write_text(re.sub(rf"\b{victim}\b", repl, f.read_text(encoding="utf-8")), encoding="utf-8")
+    return f"names: {victim} -> {repl} in meta.json and every output alike"
+
+
 def op_repeats(c: Case, rng: random.Random) -> str:
     meta = c.meta()
     mine = [s for s in meta["samples"] if s.get("mode") != "bare"]
@@ -388,6 +404,7 @@ def op_output(c: Case, rng: random.Random) -> str:
 
 BROKEN_OPS: dict[str, Callable[[Case, random.Random], str]] = {
     "param": op_param, "asked": op_asked_alone, "asked+output": op_asked_with_output, "names": op_names,
+    "names+launch": op_names_with_launch,
     "repeats": op_repeats, "output": op_output}
 
 
