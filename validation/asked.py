@@ -40,6 +40,7 @@ class Param:
     why: str = ""
     when: dict[str, Any] = field(default_factory=dict)
     output: dict[str, Any] = field(default_factory=dict)
+    site: str | None = None     # the key of the stage's site settings (context.json) that says what to ask
 
     def applies(self, asked: dict[str, Any]) -> bool:
         """Whether the row is judged for a launch that asked these values (its ``when``)."""
@@ -53,6 +54,7 @@ class Tool:
     files: str
     site_repeats: bool
     params: tuple[Param, ...]
+    site: str | None = None     # the stage's site settings in context.json (validation_fio, ...)
 
 
 @functools.cache
@@ -77,11 +79,14 @@ def load(path: Path = ASKED_FILE) -> dict[str, Tool]:
                                 done=str(row["done"]), asked=str(row.get("asked") or row["name"]),
                                 fraction=float(row["fraction"]) if row.get("fraction") is not None else None,
                                 why=" ".join(str(row.get("why") or "").split()), when=dict(row.get("when") or {}),
-                                output=dict(row["output"])))
+                                output=dict(row["output"]), site=str(row["site"]) if row.get("site") else None))
+            if row.get("site") and not body.get("site"):
+                raise AskedError(f"{where}: a row with a site key needs its tool's site (validation_<stage>)")
         if not any(p.compare == "repeats" for p in params):
             raise AskedError(f"{path.name}: tool {name} has no repeats row")
         tools[name] = Tool(name=name, stage=str(body["stage"]), files=str(body["files"]),
-                           site_repeats=bool(body.get("site_repeats")), params=tuple(params))
+                           site_repeats=bool(body.get("site_repeats")), params=tuple(params),
+                           site=str(body["site"]) if body.get("site") else None)
     return tools
 
 
@@ -116,10 +121,15 @@ def _names(value: Any) -> list[str]:
     return sorted({str(v) for v in items if v is not None})
 
 
+def _folded(value: Any) -> list[str]:
+    """A set of names compared without case: host names are DNS names (a tool may print DGX01 for dgx01)."""
+    return sorted({n.lower() for n in _names(value)})
+
+
 def _set_difference(want: Any, got: Any) -> str:
     """'; missing A; not asked B' between two sets of names (an asked mapping names each: 'node (address)')."""
-    missing = sorted(set(_names(want)) - set(_names(got)))
-    extra = sorted(set(_names(got)) - set(_names(want)))
+    missing = sorted(k for k in _names(want) if k.lower() not in _folded(got))
+    extra = sorted(k for k in _names(got) if k.lower() not in _folded(want))
     label = (lambda k: f"{want[k]} ({k})") if isinstance(want, dict) else str
     return (f"; missing {', '.join(label(k) for k in missing)}" if missing else "") + \
         (f"; not asked {', '.join(extra)}" if extra else "")
@@ -163,7 +173,7 @@ def compare(tool: str, asked: dict[str, Any], done: dict[str, Any]) -> list[str]
             continue
         if p.compare == "equal" and not _same(want, got):
             out.append(f"{p.name}: asked {show(want)}, done {show(got)} ({p.done})")
-        elif p.compare == "set" and _names(want) != _names(got):
+        elif p.compare == "set" and _folded(want) != _folded(got):
             out.append(f"{p.name}: asked {show(want)}, done {show(got)}{_set_difference(want, got)} ({p.done})")
         elif p.compare == "one_of":
             allowed = _names(list(want.values()) if isinstance(want, dict) else want)
@@ -178,6 +188,47 @@ def compare(tool: str, asked: dict[str, Any], done: dict[str, Any]) -> list[str]
                            f"asked, the least a whole measurement gives ({p.done}; the fraction's reason: "
                            "validation/asked.yml, docs/asked-vs-done.md)")
     return out
+
+
+def site_problems(tool: str, meta: dict[str, Any] | None, ctx: dict[str, Any]) -> list[str]:
+    """The launch record against the site: every row with a site key must have been asked as the site's settings
+    of the stage (context.json validation_<stage>) say. A launch that asked something else (1 s of fio where the
+    site asks 60 s, 2 iterations where it asks 20) measured another thing than the acceptance agreed, even when
+    its output agrees with its own record. A site setting that is absent, null or "auto" (resolved by the role
+    per node) is not compared here; a launch record without the value is compare()'s FAIL."""
+    spec = load()[tool]
+    settings = ctx.get(spec.site) if spec.site else None
+    asked = asked_of(meta) if isinstance(meta, dict) else None
+    if not isinstance(settings, dict) or asked is None:
+        return []
+    out: list[str] = []
+    seen: set[str] = set()
+    for p in spec.params:
+        if not p.site or p.asked in seen or p.site not in settings:
+            continue
+        seen.add(p.asked)
+        want, got = settings[p.site], asked.get(p.asked)
+        if want is None or (isinstance(want, str) and want.strip().lower() == "auto") or got is None:
+            continue
+        if not _same(want, got):
+            out.append(f"{p.name}: the launch asked {show(got)} (meta.json asked.{p.asked}), the site configured "
+                       f"{show(want)} ({spec.site}.{p.site} in context.json): not the measurement the acceptance "
+                       "agreed")
+    return out
+
+
+def node_problems(meta: dict[str, Any] | None, case_nodes: list[str] | tuple[str, ...]) -> list[str]:
+    """The launch record's nodes (meta.json nodes: the inventory names the runner was given) against the case's:
+    a case named for dgx01 whose launch and output both say dgx09 measured another node than the case judges."""
+    if not isinstance(meta, dict) or meta.get("_unreadable") or not case_nodes:
+        return []
+    launched = meta.get("nodes")
+    if not isinstance(launched, list) or not launched:
+        return [f"nodes: the launch record (meta.json nodes) names no nodes, the case is {show(list(case_nodes))}"]
+    if _folded(launched) != _folded(list(case_nodes)):
+        return [f"nodes: launched on {show(launched)}, the case is {show(list(case_nodes))}"
+                f"{_set_difference(list(case_nodes), launched)}"]
+    return []
 
 
 def asked_files(tool: str, asked: dict[str, Any]) -> list[str] | None:
@@ -300,12 +351,15 @@ def markdown() -> str:
     for tool in load().values():
         lines += [f"### {tool.stage}: {tool.name}", "", f"Repeats: one `{tool.files}` per asked repeat"
                   + (", as many as `validation_repeats`." if tool.site_repeats else "."), "",
-                  "| parameter | asked (`meta.json` asked) | compared | done (the tool's output) |", "|---|---|---|---|"]
+                  "| parameter | asked (`meta.json` asked) | site (`context.json`) | compared | done (the tool's output) |",
+                  "|---|---|---|---|---|"]
         for p in tool.params:
             how = f">= {p.fraction:.0%} of asked" if p.compare == "at_least" else p.compare
             if p.when:
                 how += " (when " + ", ".join(f"{k} {v}" for k, v in p.when.items()) + ")"
-            lines.append(f"| `{p.name}` | `{p.asked}` | {how} | {p.done} |")
+            site = f"`{tool.site}.{p.site}`" if p.site else ("`validation_repeats`" if p.compare == "repeats"
+                                                             and tool.site_repeats else "")
+            lines.append(f"| `{p.name}` | `{p.asked}` | {site} | {how} | {p.done} |")
         lines.append("")
     lines += ["### The fractions and why", ""]
     for tool in load().values():

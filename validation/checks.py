@@ -210,6 +210,20 @@ def _case_preamble(stage: str, case: str, meta: dict[str, Any] | None, lab: bool
     return check, True
 
 
+def judge_site(check: Check, tool: str, case_dir: Path, ctx: dict[str, Any],
+               case_nodes: list[str] | tuple[str, ...] = ()) -> Check:
+    """A case's launch record against the site's settings (validation.asked.site_problems) and against the case's
+    nodes (validation.asked.node_problems): each difference is a FAIL of the case's sanity check, naming both."""
+    from . import asked
+
+    meta = _load_meta(case_dir)
+    problems = asked.site_problems(tool, meta, ctx) + asked.node_problems(meta, case_nodes)
+    if problems:
+        check.status = FAIL
+        check.reasons.extend(problems)
+    return check
+
+
 def samples_duration_s(samples: list[dict[str, Any]]) -> float | None:
     """The wall time the runner recorded for a case's samples (their duration_s), None when none recorded one."""
     times = [t for t in (finite(s.get("duration_s")) for s in samples) if t is not None and t >= 0]

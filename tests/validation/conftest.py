@@ -66,12 +66,13 @@ FIO_RUNTIME_S = 60  # inventories/common validation_fio.runtime_s: a time-based 
 
 
 def fio_asked(nodes: list[str], repeats: int = REPEATS) -> dict:
-    """What the fio runner records as asked (meta.json asked) for the fio fixtures: their "global options" (a
-    sequential read of /tmp/fiox/d2 with psync, buffered, 2 jobs of 32M) read time-based for 60 s (the fixtures'
-    read.runtime: 60000 ms; time_based_read adds the two options the constructed fixtures leave out)."""
-    return {"rw": "read", "bs": "1M", "size": "32M", "numjobs": 2, "iodepth": 1, "ioengine": "psync", "direct": 0,
+    """What the fio runner records as asked (meta.json asked) for the fio fixtures: a sequential read of
+    /tmp/fiox/d2, 8 jobs of 32M with libaio at iodepth 16, direct, time-based for 60 s: the production site's
+    validation_fio (inventories/common) as the fixtures' text before their JSON says fio started it
+    (time_based_read writes those options into the JSON's "global options"; read.runtime: 60000 ms)."""
+    return {"rw": "read", "bs": "1M", "size": "32M", "numjobs": 8, "iodepth": 16, "ioengine": "libaio", "direct": 1,
             "runtime": FIO_RUNTIME_S, "time_based": 1, "directories": {n: "/tmp/fiox/d2" for n in nodes},
-            "clients": {f"{ADDR[n]}:8765": n for n in nodes}, "read_bytes": 2 * 32 * 1024 * 1024,
+            "clients": {f"{ADDR[n]}:8765": n for n in nodes}, "read_bytes": 8 * 32 * 1024 * 1024,
             "drop_client_caches": True, "repeats": repeats, "nodes": list(nodes)}
 
 
@@ -81,10 +82,12 @@ def fio_meta(nodes: list[str], repeats: int = REPEATS) -> dict:
 
 
 def time_based_read(text: str, runtime_s: int = FIO_RUNTIME_S) -> str:
-    """A fio fixture as fio prints a time-based read: runtime and time_based in its "global options"."""
+    """A fio fixture as fio prints a time-based read of the production job: runtime and time_based in its "global
+    options", and the job the site asks (8 jobs, libaio, iodepth 16, direct) as its leading text says it ran."""
     start = 0 if text.startswith("{") else text.index("\n{") + 1
     doc = json.loads(text[start:])
-    doc["global options"].update(runtime=str(runtime_s), time_based="1")
+    doc["global options"].update(runtime=str(runtime_s), time_based="1", numjobs="8", iodepth="16",
+                                 ioengine="libaio", direct="1")
     return text[:start] + json.dumps(doc, indent=2) + "\n"
 
 

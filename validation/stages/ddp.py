@@ -23,6 +23,7 @@ from ..checks import (
     _repeats,
     finite,
     judge_guard,
+    judge_site,
     read_sample,
 )
 
@@ -128,7 +129,7 @@ def judge_stage(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool,
         case = f"n{count}"
         sanity, per_mode = judge_ddp_case(ddp_dir / case, case, per_node * count if per_node else None, lab,
                                           _repeats(ctx), nodes[:count])
-        checks.append(sanity)
+        checks.append(judge_site(sanity, "ddp_train", ddp_dir / case, ctx, nodes[:count]))
         ok = sanity.status == PASS
         throughput[count] = {}
         for mode in ("synthetic", "real"):

@@ -21,6 +21,7 @@ from ..checks import (
     _sample_problems,
     finite,
     judge_guard,
+    judge_site,
     read_sample,
 )
 from ..thresholds import ThresholdError
@@ -151,13 +152,13 @@ def judge_stage(ctx: dict[str, Any], fio_dir: Path, nodes: list[str], lab: bool,
     node_values: dict[str, float | None] = {}
     for n in nodes:
         sanity, samples, _clients = judge_fio_case(fio_dir / f"node-{n}", f"node-{n}", lab, repeats, [n])
-        checks.append(sanity)
+        checks.append(judge_site(sanity, "fio", fio_dir / f"node-{n}", ctx, [n]))
         perf = _perf_check(ctx, "fio_node_read_MBps", n, samples, sanity.status == PASS, lab, baseline,
                            f"node-{n}")
         checks.append(perf)
         node_values[n] = perf.value
     sanity, samples, clients = judge_fio_case(fio_dir / "aggregate", "aggregate", lab, repeats, nodes)
-    checks.append(sanity)
+    checks.append(judge_site(sanity, "fio", fio_dir / "aggregate", ctx, nodes))
     checks.append(_perf_check(ctx, "fio_aggregate_read_MBps", None, samples, sanity.status == PASS, lab,
                               baseline, "aggregate"))
     series = {"node_read_MBps": node_values,

@@ -23,6 +23,7 @@ from ..checks import (
     _ranks_per_node,
     finite,
     judge_guard,
+    judge_site,
     read_sample,
     ring_pairs,
 )
@@ -216,7 +217,7 @@ def judge_stage(ctx: dict[str, Any], nccl_dir: Path, nodes: list[str], lab: bool
         expected = per_node * len(case_nodes) if per_node else None
         sanity, samples, rows = judge_nccl_case(nccl_dir / case, case, case_nodes, expected, lab, min_bytes,
                                                 repeats, nccl_ceiling_gbps(ctx, case_nodes, lab))
-        checks.append(sanity)
+        checks.append(judge_site(sanity, "nccl-tests", nccl_dir / case, ctx, case_nodes))
         series[case] = rows
         metric = {"single": "nccl_single_node_busbw_gbps", "all": "nccl_multi_node_busbw_gbps",
                   "pair": "nccl_pair_busbw_gbps"}[kind]

@@ -31,6 +31,7 @@ from ..checks import (
     _perf_check,
     _sample_problems,
     judge_guard,
+    judge_site,
     read_sample,
     ring_pairs,
 )
@@ -166,8 +167,10 @@ def judge_paths(ctx: dict[str, Any], paths_dir: Path, nodes: list[str], lab: boo
     concurrent: dict[str, list[float | None]] = {}
     for pc in expected_path_cases(nodes):
         sanity, samples = judge_path_case(paths_dir / pc.case, pc.case, repeats)
-        checks.append(sanity)
         meta = _load_meta(paths_dir / pc.case) or {}
+        if meta.get("tool") in asked.load():
+            judge_site(sanity, str(meta["tool"]), paths_dir / pc.case, ctx, pc.nodes)
+        checks.append(sanity)
         if pc.kind == STORAGE_ALL:
             concurrent[pc.nodes[0]] = samples if sanity.status == PASS else [None]
             continue
