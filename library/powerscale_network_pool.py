@@ -180,13 +180,14 @@ def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:
     pools_path = f"{subnet_path}/pools"
     current = (client.get(f"{pools_path}/{p['name']}", ok_missing=True) or {}).get("pools", [None])[0]
     fields = [n for n in (*SCALARS, "ranges", "ifaces") if p.get(n) is not None]
-    if p["ifaces_mode"] != "replace":
+    mode = p.get("ifaces_mode") or "replace"
+    if mode != "replace":
         if current is None:
             raise OneFSError(f"pool {p['groupnet']}.{p['subnet']}.{p['name']} does not exist: ifaces_mode="
-                             f"{p['ifaces_mode']} changes the members of a pool the site already has and never "
+                             f"{mode} changes the members of a pool the site already has and never "
                              "creates one. Deploy the pool first (site.yml --tags storage), then run the scale flow.")
         members = [(int(i["lnn"]), i["iface"]) for i in current.get("ifaces") or []]
-        plan = list_plan(members, [(int(i["lnn"]), i["iface"]) for i in p["ifaces"] or []], p["ifaces_mode"])
+        plan = list_plan(members, [(int(i["lnn"]), i["iface"]) for i in p["ifaces"] or []], mode)
         p = {**p, "ifaces": [{"iface": iface, "lnn": lnn} for lnn, iface in plan.after]}
         fields = ["ifaces"]
     want = {n: comparable(n, p[n]) for n in fields}

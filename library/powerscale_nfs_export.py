@@ -289,11 +289,11 @@ def papi_value(name: str, params: dict[str, Any]) -> Any:
     return value
 
 
-def scale_fields(current: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+def scale_fields(current: dict[str, Any], params: dict[str, Any], mode: str) -> dict[str, Any]:
     """The client lists given, grown by (client_lists_mode add) or rid of (remove) their clients, in comparable
     form; every other field is left out, so it is neither compared nor sent."""
     return {name: sorted_unique(list_plan(sorted_unique(current.get(name)), sorted_unique(params[name]),
-                                          params["client_lists_mode"]).after)
+                                          mode).after)
             for name in CLIENT_LISTS if params.get(name) is not None}
 
 
@@ -322,18 +322,19 @@ def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:
                          "(isi nfs exports list --zone) and run again.")
     current = matches[0] if matches else None
     want = desired_fields(p)
-    if p["state"] == "present" and p["client_lists_mode"] != "replace":
+    mode = p.get("client_lists_mode") or "replace"
+    if p["state"] == "present" and mode != "replace":
         if current is None:
-            raise OneFSError(f"no export serves {path} in zone {zone}: client_lists_mode={p['client_lists_mode']} "
+            raise OneFSError(f"no export serves {path} in zone {zone}: client_lists_mode={mode} "
                              "changes the clients of an export the site already has and never creates one. Deploy "
                              "the site's exports first (site.yml --tags storage), then run the scale flow.")
         marker = p.get("require_marker")
-        if p["client_lists_mode"] == "remove" and marker and marker not in (current.get("description") or ""):
+        if mode == "remove" and marker and marker not in (current.get("description") or ""):
             raise OneFSError(f"export {current['id']} of {path} in zone {zone} does not carry the marker {marker!r} "
                              "in its description: this project did not create it, so no client is removed from it.")
-        want = scale_fields(current, p)
+        want = scale_fields(current, p, mode)
         # the request body of a changed list is the list after the change, in the cluster's order
-        p = {**p, **{name: list_plan(current.get(name) or [], p[name], p["client_lists_mode"]).after
+        p = {**p, **{name: list_plan(current.get(name) or [], p[name], mode).after
                      for name in want}}
     fields = sorted(want)
 
