@@ -132,14 +132,17 @@ def _dev(st: os.stat_result) -> str:
     return f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
 
 
-def busy_processes(mounted: list[dict[str, Any]], proc: str = "/proc") -> list[dict[str, Any]]:
-    """Processes whose cwd, root, executable, open files or mappings lie on one of the mounted devices."""
+def busy_processes(mounted: list[dict[str, Any]], proc: str = "/proc",
+                   pids: list[str] | None = None) -> list[dict[str, Any]]:
+    """Processes (every one of ``proc``, or ``pids``) whose cwd, root, executable, open files or mappings lie on one
+    of the mounted devices. A process whose files cannot be read raises PermissionError (fail closed)."""
     by_dev = {m["device"]: m["mount_point"] for m in mounted}
     if not by_dev:
         return []
     me = str(os.getpid())
     busy = []
-    for pid in sorted((p for p in os.listdir(proc) if p.isdigit() and p != me), key=int):
+    candidates = pids if pids is not None else [p for p in os.listdir(proc) if p.isdigit() and p != me]
+    for pid in sorted(candidates, key=int):
         base = os.path.join(proc, pid)
         try:
             devs = set()
