@@ -65,7 +65,7 @@ def test_the_section_is_in_every_report_file(production_run, production_ctx, tmp
     before = tmp_path_factory.mktemp("before")
     (before / "report.json").write_text(json.dumps(BEFORE))
     ctx = copy.deepcopy(production_ctx)
-    ctx["validation_scale_before"] = str(before)
+    ctx["validate_scale_before"] = str(before)
     doc = report.build_report(production_run, ctx, evaluate(production_run, ctx), {"ansible": "test"})
     assert report_schema_errors(doc) == []
     n = len(ctx["nodes"])
@@ -82,7 +82,7 @@ def test_no_section_without_an_earlier_run_and_an_unreadable_one_says_so(product
     ctx = copy.deepcopy(production_ctx)
     doc = report.build_report(production_run, ctx, evaluate(production_run, ctx), {"ansible": "test"})
     assert "scaling" not in doc and 'id="scaling"' not in report.html_report(doc)
-    ctx["validation_scale_before"] = str(production_run.parent / "no-such-run")
+    ctx["validate_scale_before"] = str(production_run.parent / "no-such-run")
     doc = report.build_report(production_run, ctx, evaluate(production_run, ctx), {"ansible": "test"})
     assert report_schema_errors(doc) == []
     assert "cannot be read" in doc["scaling"]["error"] and doc["scaling"]["rows"] == []
