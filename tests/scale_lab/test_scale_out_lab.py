@@ -26,7 +26,7 @@ import dgx_in_use
 import pytest
 
 from lab.qemu import qemu_usable
-from tests.scale.test_playbooks import lab_without
+from tests.scale.sites import lab_without
 
 pytestmark = pytest.mark.lab_scale
 
