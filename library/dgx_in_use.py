@@ -167,8 +167,9 @@ def busy_processes(mounted: list[dict[str, Any]], proc: str = "/proc",
         except FileNotFoundError:
             continue  # the process ended while it was read
         except PermissionError as exc:
-            raise PermissionError(f"cannot read {exc.filename}: run the probe as root (become), a process whose "
-                                  "files cannot be read might be using the mounts") from exc
+            raise PermissionError(f"cannot read {exc.filename}: run the probe as root (ansible_user root, or "
+                                  "ansible_become), a process whose files cannot be read might be using the "
+                                  "mounts") from exc
         for dev in sorted(devs & by_dev.keys()):
             busy.append({"pid": int(pid), "comm": comm, "mount_point": by_dev[dev]})
     return busy
