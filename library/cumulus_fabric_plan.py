@@ -91,6 +91,20 @@ options:
         speed the plan forces without a valid mode for it is a problem (cumulus_release.fec_for_forced_speed).
     type: dict
     default: {}
+  scale_hosts:
+    description:
+      - A day 2 scale flow (docs/scale-out.md) - the hosts being added (O(scale_mode=add)) or removed
+        (O(scale_mode=remove)). The plan is derived with and without their cables; any difference between the two
+        other than the ports of these hosts (an existing port, a VLAN, an uplink, the peerlink) fails, naming it,
+        so that the flow touches nothing else. With C(remove) the plan returned is the one without them.
+    type: list
+    elements: str
+    default: []
+  scale_mode:
+    description: Whether O(scale_hosts) are being added or removed.
+    type: str
+    choices: [add, remove]
+    default: add
 extends_documentation_fragment:
   - module_attributes.reads
   - module_attributes.computation
@@ -146,6 +160,11 @@ plan:
       description: Every interface whose configuration the role owns on this switch.
       type: list
       elements: str
+scale_ports:
+  description: With O(scale_hosts), the ports of those hosts on this switch that the flow adds or removes.
+  returned: success
+  type: list
+  elements: dict
 problems:
   description: Every problem found, one line each (the module fails when there is one).
   returned: always
@@ -155,6 +174,7 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.cumulus_fabric import derive_plan  # noqa: E402
+from ansible.module_utils.scale_plan import switch_plan_growth  # noqa: E402
 
 
 def main() -> None:
@@ -177,11 +197,15 @@ def main() -> None:
             "speeds_gbps": {"type": "list", "elements": "int", "default": []},
             "port_speed_managed": {"type": "bool", "default": True},
             "port_fec": {"type": "dict", "default": {}},
+            "scale_hosts": {"type": "list", "elements": "str", "default": []},
+            "scale_mode": {"type": "str", "choices": ["add", "remove"], "default": "add"},
         },
         supports_check_mode=True,
     )
     params = dict(module.params)
     switch = params.pop("switch")
+    scale_hosts = params.pop("scale_hosts")
+    scale_mode = params.pop("scale_mode")
     plan, problems = derive_plan(switch, params)
     lines = [p.line() for p in problems]
     if problems:
@@ -190,7 +214,22 @@ def main() -> None:
             "changed:\n  " + "\n  ".join(lines),
             problems=lines,
         )
-    module.exit_json(changed=False, plan=plan.as_dict(), problems=lines)
+    result = plan.as_dict()
+    scale_ports: list[dict] = []
+    if scale_hosts:
+        missing = [h for h in scale_hosts if h not in params["nics_by_host"]]
+        without = {h: nics for h, nics in params["nics_by_host"].items() if h not in scale_hosts}
+        smaller, _ = derive_plan(switch, {**params, "nics_by_host": without})
+        scale_ports, growth = switch_plan_growth(switch, smaller.as_dict(), result, scale_hosts)
+        growth += [f"{switch} | scale_hosts | {h} | is not a host cabled in this inventory (no storage_nics) | "
+                   "keep the node in hosts.yml until the scale flow has run" for h in missing]
+        if growth:
+            module.fail_json(msg=f"{switch}: the scale flow would change more than the ports of "
+                             f"{', '.join(scale_hosts)}, nothing was changed:\n  " + "\n  ".join(growth),
+                             problems=growth)
+        if scale_mode == "remove":
+            result = smaller.as_dict()
+    module.exit_json(changed=False, plan=result, scale_ports=scale_ports, problems=lines)
 
 
 if __name__ == "__main__":

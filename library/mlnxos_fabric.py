@@ -118,6 +118,13 @@ options:
     description: Remove NTP and syslog servers that are not declared.
     type: bool
     default: false
+  only_add_ports:
+    description:
+      - A day 2 scale-out (docs/scale-out.md, playbooks/scale_out.yml) - send the difference only when it does no
+        more than add ports (C(interface ib) blocks without C(shutdown) or C(no) of a setting), and fail before
+        sending anything otherwise, naming each command that would change the running fabric.
+    type: bool
+    default: false
   check_only:
     description: Only check the input and return it normalized; the switch is not contacted.
     type: bool
@@ -243,6 +250,7 @@ from ansible.module_utils.mlnxos_fabric import (  # noqa: E402
     render_state,
     undo_commands,
 )
+from ansible.module_utils.scale_plan import ib_commands_problems  # noqa: E402
 
 
 def argument_spec() -> dict:
@@ -257,6 +265,7 @@ def argument_spec() -> dict:
         sm_peers={"type": "list", "elements": "raw"},
         purge={"type": "bool", "default": False},
         check_only={"type": "bool", "default": False, "aliases": ["validate_only"]},
+        only_add_ports={"type": "bool", "default": False},
         input_names={"type": "dict", "default": {}},
     )
     return spec
@@ -325,6 +334,12 @@ def main() -> None:
             module.fail_json(msg=f"{switch_label(params)}: the switch cannot take the declared state, nothing "
                              "was changed: "
                              + "; ".join(todo.problems), problems=todo.problems, **result)
+        if params["only_add_ports"]:
+            grow = ib_commands_problems(switch_label(params), todo.commands)
+            if grow:
+                module.fail_json(msg=f"{switch_label(params)}: a scale flow only adds ports, and this would change "
+                                 "more, so nothing was sent:\n  " + "\n  ".join(grow), problems=grow,
+                                 would_send=todo.commands, **result)
         result["commands"] = todo.commands
         result["changed"] = bool(todo.commands)
         if module._diff:

@@ -63,6 +63,15 @@ options:
         description: Logical node number.
         type: int
         required: true
+  ifaces_mode:
+    description:
+      - C(replace) makes the member interfaces exactly O(ifaces) (the deploy).
+      - C(add) only adds O(ifaces) to the pool's members and C(remove) only removes them (a day 2 scale-out or
+        scale-in of F800 nodes, docs/scale-out.md); the other members and every other field of the pool are
+        neither compared nor sent, and the pool must exist already.
+    type: str
+    choices: [replace, add, remove]
+    default: replace
   sc_dns_zone:
     description: SmartConnect zone name (the name clients mount); empty for none.
     type: str
@@ -131,7 +140,8 @@ api_calls:
 from typing import Any  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.onefs import ONEFS_ARGUMENT_SPEC, OneFSClient, run_onefs_module  # noqa: E402
+from ansible.module_utils.onefs import ONEFS_ARGUMENT_SPEC, OneFSClient, OneFSError, run_onefs_module  # noqa: E402
+from ansible.module_utils.scale_plan import list_plan  # noqa: E402
 
 SCALARS = ("access_zone", "alloc_method", "sc_dns_zone", "sc_subnet", "sc_connect_policy", "description")
 
@@ -151,6 +161,7 @@ def argument_spec() -> dict[str, Any]:
         "sc_subnet": {"type": "str"},
         "sc_connect_policy": {"type": "str", "choices": ["round_robin", "conn_count", "throughput", "cpu_usage"]},
         "description": {"type": "str"},
+        "ifaces_mode": {"type": "str", "choices": ["replace", "add", "remove"], "default": "replace"},
     }
     spec.update(ONEFS_ARGUMENT_SPEC)
     return spec
@@ -170,6 +181,16 @@ def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:
     pools_path = f"{subnet_path}/pools"
     current = (client.get(f"{pools_path}/{p['name']}", ok_missing=True) or {}).get("pools", [None])[0]
     fields = [n for n in (*SCALARS, "ranges", "ifaces") if p.get(n) is not None]
+    mode = p.get("ifaces_mode") or "replace"
+    if mode != "replace":
+        if current is None:
+            raise OneFSError(f"pool {p['groupnet']}.{p['subnet']}.{p['name']} does not exist: ifaces_mode="
+                             f"{mode} changes the members of a pool the site already has and never "
+                             "creates one. Deploy the pool first (site.yml --tags storage), then run the scale flow.")
+        members = [(int(i["lnn"]), i["iface"]) for i in current.get("ifaces") or []]
+        plan = list_plan(members, [(int(i["lnn"]), i["iface"]) for i in p["ifaces"] or []], mode)
+        p = {**p, "ifaces": [{"iface": iface, "lnn": lnn} for lnn, iface in plan.after]}
+        fields = ["ifaces"]
     want = {n: comparable(n, p[n]) for n in fields}
     body_of = {n: ([{"low": r["low"], "high": r["high"]} for r in p[n]] if n == "ranges" else
                    [{"iface": i["iface"], "lnn": i["lnn"]} for i in p[n]] if n == "ifaces" else p[n])

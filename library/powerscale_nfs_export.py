@@ -98,8 +98,19 @@ options:
   require_marker:
     description:
       - With O(state=absent), delete the export only if its description contains this text, and fail
-        otherwise. Protects exports this project did not create.
+        otherwise. Protects exports this project did not create. With O(client_lists_mode=remove) the same
+        guard applies before a client is removed.
     type: str
+  client_lists_mode:
+    description:
+      - C(replace) makes each client list given exactly that list (the deploy).
+      - C(add) only adds the given clients to each list given, and C(remove) only removes them (a day 2
+        scale-out or scale-in, docs/scale-out.md). A client already there, or one not there, changes nothing;
+        the other clients and every other field of the export are neither compared nor sent, and the export must
+        exist already (a scale flow never creates one).
+    type: str
+    choices: [replace, add, remove]
+    default: replace
 extends_documentation_fragment:
   - onefs_api
   - module_attributes.changes
@@ -182,6 +193,7 @@ from ansible.module_utils.onefs import (  # noqa: E402
     run_onefs_module,
     sorted_unique,
 )
+from ansible.module_utils.scale_plan import list_plan  # noqa: E402
 
 CLIENT_LISTS = ("clients", "root_clients", "read_only_clients", "read_write_clients")
 SET_FIELDS = (*CLIENT_LISTS, "security_flavors")
@@ -212,6 +224,7 @@ def argument_spec() -> dict[str, Any]:
         "read_only": {"type": "bool"},
         "description": {"type": "str"},
         "require_marker": {"type": "str"},
+        "client_lists_mode": {"type": "str", "choices": ["replace", "add", "remove"], "default": "replace"},
     }
     for name in CLIENT_LISTS:
         spec[name] = {"type": "list", "elements": "str"}
@@ -277,6 +290,14 @@ def papi_value(name: str, params: dict[str, Any]) -> Any:
     return value
 
 
+def scale_fields(current: dict[str, Any], params: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The client lists given, grown by (client_lists_mode add) or rid of (remove) their clients, in comparable
+    form; every other field is left out, so it is neither compared nor sent."""
+    return {name: sorted_unique(list_plan(sorted_unique(current.get(name)), sorted_unique(params[name]),
+                                          mode).after)
+            for name in CLIENT_LISTS if params.get(name) is not None}
+
+
 def find_exports(client: OneFSClient, base: str, path: str, zone: str) -> list[dict[str, Any]]:
     wanted = path.rstrip("/")
     exports = client.get_all(base, "exports", {"zone": zone})
@@ -302,6 +323,20 @@ def run(module: AnsibleModule, client: OneFSClient) -> dict[str, Any]:
                          "(isi nfs exports list --zone) and run again.")
     current = matches[0] if matches else None
     want = desired_fields(p)
+    mode = p.get("client_lists_mode") or "replace"
+    if p["state"] == "present" and mode != "replace":
+        if current is None:
+            raise OneFSError(f"no export serves {path} in zone {zone}: client_lists_mode={mode} "
+                             "changes the clients of an export the site already has and never creates one. Deploy "
+                             "the site's exports first (site.yml --tags storage), then run the scale flow.")
+        marker = p.get("require_marker")
+        if mode == "remove" and marker and marker not in (current.get("description") or ""):
+            raise OneFSError(f"export {current['id']} of {path} in zone {zone} does not carry the marker {marker!r} "
+                             "in its description: this project did not create it, so no client is removed from it.")
+        want = scale_fields(current, p, mode)
+        # the request body of a changed list is the list after the change, in the cluster's order
+        p = {**p, **{name: list_plan(current.get(name) or [], p[name], mode).after
+                     for name in want}}
     fields = sorted(want)
 
     if p["state"] == "absent":

@@ -1,4 +1,4 @@
-"""``python -m validation run | deploy | evaluate | report | parse | latest | context``.
+"""``python -m validation run | deploy | evaluate | report | parse | latest | scale-baseline | context``.
 
 - ``run``: run the validation stage (playbooks/validate.yml) through ansible-runner, printing the stage, case k
   of N, elapsed and remaining time, and each stage's wall time at the end; then where the report is. The run's
@@ -11,6 +11,8 @@
 - ``parse nccl-tests|fio|topo|ibstat FILE``: print the parsed JSON; exit 2 when FILE cannot be parsed,
   1 when it parsed but is incomplete (a truncated nccl-tests log, fio JSON without results).
 - ``latest``: print the newest run directory, its verdict and its report.html.
+- ``scale-baseline RESULTS --nodes A,B``: print the newest run directory of exactly those nodes, the earlier run
+  a scale-out's report compares with (docs/scale-out.md); exit 1 naming what to do when there is none.
 - ``context``: build a run's context.json from an inventory, read by Ansible's own inventory and variable managers
   (templating, host_vars, ``-e``), as the role's prepare entry point sees it.
 - ``rounds --nodes A,B,C``: the pair cases' rounds of disjoint pairs (validation/localise.py) as JSON, ``nccl``
@@ -34,7 +36,7 @@ from typing import Any
 import yaml
 from ansible.errors import AnsibleError
 
-from . import handover, localise, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report, sitegen
+from . import handover, localise, parse_fio, parse_nccl, parse_sysinfo, playbook_run, report, scaling, sitegen
 from .cabling import cli as cabling_cli
 from .checks import ring_pairs
 from .context import context_from_inventory, with_overrides
@@ -210,6 +212,15 @@ def cmd_latest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scale_baseline(args: argparse.Namespace) -> int:
+    try:
+        print(scaling.find_before(Path(args.results), [n for n in args.nodes.split(",") if n], args.run))
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_context(args: argparse.Namespace) -> int:
     nodes = args.nodes.split(",") if args.nodes else None
     ctx = context_from_inventory(args.inventory, nodes, args.extra_vars or ())
@@ -305,6 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("file")
     latest = sub.add_parser("latest", help="print the newest run directory and its report")
     latest.add_argument("--results", help="results directory (default: results/ of the project)")
+    base = sub.add_parser("scale-baseline", help="print the newest run directory of exactly these nodes (the "
+                          "earlier run a scale-out's report compares with)")
+    base.add_argument("results", help="results directory")
+    base.add_argument("--nodes", required=True, help="comma-separated DGX hosts of the old node set")
+    base.add_argument("--run", help="check this run directory instead of finding the newest")
     ctx = sub.add_parser("context", help="build context.json from an inventory")
     ctx.add_argument("--inventory", required=True)
     ctx.add_argument("--nodes", help="comma-separated DGX hosts (default: all in the inventory)")
@@ -337,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_evaluate(args, write=False)
     if args.command == "report":
         return cmd_evaluate(args, write=True)
+    if args.command == "scale-baseline":
+        return cmd_scale_baseline(args)
     if args.command == "latest":
         return cmd_latest(args)
     if args.command == "context":

@@ -22,7 +22,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from . import handover, prom, provenance, svgplot
+from . import handover, prom, provenance, scaling, svgplot
 from .metrics import load as metric_defs
 from .verdict import FAIL, INFO, PASS, Check, Verdict, summary_counts
 
@@ -129,7 +129,15 @@ def build_report(run_dir: Path, ctx: dict[str, Any], verdict: Verdict, environme
         "reference": {c.label: _reference(c, len(ctx.get("nodes") or [])) for c in verdict.checks
                       if c.kind == "performance"},
         "handover": (handover_data or handover.Handover()).to_dict(),
+        **_scaling(run_dir, ctx, verdict),
     }
+
+
+def _scaling(run_dir: Path, ctx: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """The scale-out section (docs/scale-out.md) when the run's context names the earlier run of the old node set."""
+    found = scaling.section(ctx, run_dir.name, [str(n) for n in ctx.get("nodes") or []], verdict.to_dict(),
+                            run_dir.parent)
+    return {"scaling": found} if found else {}
 
 
 def _case_text(c: dict[str, Any]) -> str:
@@ -238,6 +246,7 @@ def summary_md(report: dict[str, Any]) -> str:
         more = [f"- ... and {len(failed) - SUMMARY_LIST_MAX} more (report.html)"] if len(failed) > SUMMARY_LIST_MAX \
             else []
         lines += ["## Failed", ""] + [f"- `{f}`" for f in failed[:SUMMARY_LIST_MAX]] + more + [""]
+    lines += scaling_md(report.get("scaling"))
     lines += limits_md(report)
     lines += ["## Performance", "", "| metric | value | samples (spread) | bounds | status | reference |",
               "|---|---|---|---|---|---|"]
@@ -539,7 +548,34 @@ def html_view(report: dict[str, Any]) -> dict[str, Any]:
         "thresholds": [_threshold_row(t) for t in report.get("thresholds") or []],
         "outlier_max_behind_pct": str(report.get("outlier_max_behind_pct")),
         "environment": json.dumps(report.get("environment") or {}, indent=1, sort_keys=True),
+        "scaling": scaling_view(report.get("scaling")),
     }
+
+
+def scaling_view(section: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The scale-out section as text cells (None when the run is no scale-out)."""
+    if not section:
+        return None
+    return {"title": section["title"], "before_run": section["before_run"], "error": section.get("error") or "",
+            "before_nodes": ", ".join(section["before_nodes"]) or "-",
+            "after_nodes": ", ".join(section["after_nodes"]) or "-", "added": ", ".join(section["added"]) or "-",
+            "rows": [{"title": r["title"], "before": _fmt(r["before"]), "after": _fmt(r["after"]),
+                      "ratio": _fmt(r["ratio"]), "linear": "-" if r["linear_pct"] is None else f"{r['linear_pct']}%"}
+                     for r in section["rows"]]}
+
+
+def scaling_md(section: dict[str, Any] | None) -> list[str]:
+    """The scale-out section of summary.md (nothing when the run is no scale-out)."""
+    view = scaling_view(section)
+    if not view:
+        return []
+    lines = [f"## {view['title']}", "", f"Nodes {view['before_nodes']} (run `{view['before_run']}`) -> "
+             f"{view['after_nodes']} (this run); added {view['added']}.", ""]
+    if view["error"]:
+        lines += [f"**{view['error']}**", ""]
+    lines += ["| aggregate figure | before | after | after / before | of linear |", "|---|---|---|---|---|"]
+    lines += [f"| {r['title']} | {r['before']} | {r['after']} | {r['ratio']} | {r['linear']} |" for r in view["rows"]]
+    return [*lines, ""]
 
 
 def limits_view(report: dict[str, Any]) -> dict[str, Any]:
