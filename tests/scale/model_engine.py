@@ -29,6 +29,7 @@ BUSBW_GBPS = 190.0        # NCCL ring bus bandwidth of a healthy DGX A100 group 
 FIO_NODE_MBPS = 4700.0    # one DGX reading over one 40 GbE F800 port, MB/s
 F800_NODE_MBPS = 4800.0   # what one F800 node serves, MB/s
 SLOW = 0.5                # a slow node or link runs at half its rate
+FIO_ENGINE = "fio-client/server"  # the engine validation/runners/fio_runner.py records
 
 
 @dataclass
@@ -109,6 +110,8 @@ def _nccl_log(nodes: Sequence[str], busbw: float | None, error: str = "") -> str
 
 
 def _meta(stage: str, case: str, nodes: Sequence[str], files: Sequence[str], **extra: Any) -> dict[str, Any]:
+    """meta.json as the runners write it (validation/runners/common.py init_meta; the asked values in extra's
+    ``asked``, from tests/validation/conftest.py's *_asked, named as validation/asked.yml names them)."""
     return {"model_engine": LABEL, "stage": stage, "case": case, "nodes": list(nodes),
             "samples": [{"file": f, "rc": 0, "timed_out": False, "duration_s": 30.0} for f in files], **extra}
 
@@ -127,7 +130,10 @@ def nccl_command(ranks: int) -> list[str]:
 
 
 def write_nccl(run: Path, model: ModelCluster, repeats: int = 3) -> None:
-    """The NCCL stage's all-node case and ring pairs (cases and meta.json as nccl_runner writes them)."""
+    """The NCCL stage's all-node case and ring pairs (cases and meta.json as nccl_runner writes them: mpirun, one
+    GPU per process, the 32 MiB..8 GiB sweep the log prints)."""
+    from tests.validation import conftest as fx
+
     nodes = model.nodes
     cases = [("all", list(nodes), "all")] + [(f"pair-{a}-{b}", [a, b], "pair") for a, b in ring_edges(nodes)
                                              if len(nodes) > 2]
@@ -135,9 +141,9 @@ def write_nccl(run: Path, model: ModelCluster, repeats: int = 3) -> None:
         outcome = model.busbw(members)
         text = _nccl_log(members, outcome.value, outcome.error)
         files = {f"r{k}.log": text for k in range(1, repeats + 1)}
-        _write_case(run, "nccl", case, files, _meta("nccl", case, members, list(files), kind=kind,
-                                                  expected_ranks=8 * len(members), engine="mpirun",
-                                                  command=nccl_command(8 * len(members))))
+        asked = fx.nccl_asked(members, 33554432, 8589934592, 1, 8 * len(members), "mpirun", repeats)
+        _write_case(run, "nccl", case, files, _meta("nccl", case, members, list(files), kind=kind, engine="mpirun",
+                                                  command=nccl_command(8 * len(members)), asked=asked))
 
 
 def context_from_site(site: sitegen.Site, base: dict[str, Any]) -> dict[str, Any]:
@@ -214,25 +220,24 @@ def write_full_run(run: Path, model: ModelCluster, ctx: dict[str, Any]) -> Path:
         text = f"# MODEL ENGINE: {LABEL}\n" + fx._rename_hosts(single, [n] * 8)
         files = {f"r{k}.log": text for k in range(1, repeats + 1)}
         _write_case(run, "nccl", f"single-{n}", files,
-                    _meta("nccl", f"single-{n}", [n], list(files), expected_ranks=8, engine="direct",
-                          command=fx.nccl_command(8, 8589934592, 8)))
+                    _meta("nccl", f"single-{n}", [n], list(files), engine="direct",
+                          command=fx.nccl_command(8, 8589934592, 8),
+                          asked=fx.nccl_asked([n], 8, 8589934592, 8, 8, "direct", repeats)))
     write_nccl(run, model, repeats)
-    one, four = fx.fixture_text("fio/client_server_1dgx_production.json"), fx.fixture_text(
-        "fio/client_server_4dgx_production.json")
-    addresses = [_address(ctx, n) for n in nodes]
-    agg = _fio_aggregate(one, four, addresses)
+    # the captures read time-based (time_based_read), as the runner asks: runtime and time_based in the options
+    one = fx.time_based_read(fx.fixture_text("fio/client_server_1dgx_production.json"))
+    four = fx.time_based_read(fx.fixture_text("fio/client_server_4dgx_production.json"))
+    addresses = {n: _address(ctx, n) for n in nodes}
+    agg = _fio_aggregate(one, four, list(addresses.values()))
     files = {f"r{k}.json": agg for k in range(1, repeats + 1)}
-    _write_case(run, "fio", "aggregate", files, _meta(
-        "fio", "aggregate", nodes, list(files), **fx.FIO_ASKED,
-        expected_clients={f"{a}:8765": n for a, n in zip(addresses, nodes, strict=True)},
-        directories={n: "/tmp/fiox/d2" for n in nodes}))
+    _write_case(run, "fio", "aggregate", files, _meta("fio", "aggregate", nodes, list(files), engine=FIO_ENGINE,
+                                                      asked=fx.fio_asked(nodes, repeats, addresses)))
     moved_one = sum(fx.parse_fio.client_io_bytes(fx.parse_fio.parse(one)).values())
-    for n, a in zip(nodes, addresses, strict=True):
+    for n, a in addresses.items():
         text = _labelled_json(one.replace("198.51.100.11", a))
         files = {f"r{k}.json": text for k in range(1, repeats + 1)}
-        _write_case(run, "fio", f"node-{n}", files, _meta(
-            "fio", f"node-{n}", [n], list(files), **fx.FIO_ASKED, expected_clients={f"{a}:8765": n},
-            directories={n: "/tmp/fiox/d2"}))
+        _write_case(run, "fio", f"node-{n}", files, _meta("fio", f"node-{n}", [n], list(files), engine=FIO_ENGINE,
+                                                          asked=fx.fio_asked([n], repeats, addresses)))
         telemetry = run / "raw" / "telemetry" / "fio" / f"node-{n}"
         telemetry.mkdir(parents=True, exist_ok=True)
         for k in range(1, repeats + 1):
@@ -261,8 +266,8 @@ def _write_ddp(run: Path, nodes: Sequence[str], repeats: int, fx: Any) -> None:
                 files[f"{mode}-r{k}.json"] = json.dumps({"model_engine": LABEL, **doc})
                 if mode == "real":
                     windows.append((doc["wall_start"], doc["wall_end"]))
-        meta = _meta("ddp", f"n{count}", nodes[:count], list(files), expected_world_size=world,
-                     training={"dataset": fx.DDP_DATASET})
+        meta = _meta("ddp", f"n{count}", nodes[:count], list(files), engine="srun/pyxis",
+                     asked=fx.ddp_asked(list(nodes[:count]), repeats))
         meta["samples"] = [{"file": f, "rc": 0, "timed_out": False, "mode": f.split("-")[0]} for f in files]
         _write_case(run, "ddp", f"n{count}", files, meta)
         case_dir = run / "raw" / "ddp" / f"n{count}"
@@ -275,22 +280,21 @@ def _write_ddp(run: Path, nodes: Sequence[str], repeats: int, fx: Any) -> None:
 
 
 def _write_paths(run: Path, model: ModelCluster, ctx: dict[str, Any], repeats: int, fx: Any) -> None:
-    asked = {"port": 5201, "streams": 8, "seconds": 10, "reverse": True}
     for n in model.nodes:
         server = _server(ctx, n)
         for case, mbps in ((f"storage-{n}", fx.STORAGE_MBPS), (f"storage-all-{n}", fx.STORAGE_MBPS * 0.98)):
-            text = _labelled_json(fx.iperf3_doc(server, 8, True, mbps))
+            text = _labelled_json(fx.iperf3_doc(server, 8, True, mbps, client=n))
             files = {f"r{k}.json": text for k in range(1, repeats + 1)}
             _write_case(run, "paths", case, files, _meta(
                 "paths", case, [n], list(files), kind="storage-all" if "all" in case else "storage", tool="iperf3",
-                path=f"{n} -> {server}", asked=dict(asked, server=server)))
-    hcas = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"]
+                engine="iperf3", path=f"{n} -> {server}", asked=fx.iperf3_asked(server, n, repeats)))
+    hcas = fx.HCAS
     for a, b in ring_edges(model.nodes):
         rate = fx.FABRIC_GBITS * model.link_rate(a, b) / BUSBW_GBPS * min(model.node_rate(a), model.node_rate(b)) \
             / BUSBW_GBPS
         files = {f"{dev}-r1.txt": f"# MODEL ENGINE: {LABEL}\n" + fx.ib_write_bw_text(dev, rate) for dev in hcas}
         meta = _meta("paths", f"fabric-{a}-{b}", [a, b], list(files), kind="fabric", tool="ib_write_bw",
-                     path=f"{a} -> {b}", asked={"server": "203.0.113.1", "devices": hcas, "seconds": 10})
+                     engine="perftest", path=f"{a} -> {b}", asked=fx.ib_write_bw_asked([a, b], hcas))
         meta["samples"] = [{"file": f"{dev}-r1.txt", "device": dev, "rc": 0, "timed_out": False, "duration_s": 10.0}
                            for dev in hcas]
         _write_case(run, "paths", f"fabric-{a}-{b}", files, meta)

@@ -65,14 +65,16 @@ REPEATS = 5  # inventories/production validation_repeats: every case holds that 
 FIO_RUNTIME_S = 60  # inventories/common validation_fio.runtime_s: a time-based read of 60 s
 
 
-def fio_asked(nodes: list[str], repeats: int = REPEATS) -> dict:
+def fio_asked(nodes: list[str], repeats: int = REPEATS, addresses: dict[str, str] | None = None) -> dict:
     """What the fio runner records as asked (meta.json asked) for the fio fixtures: a sequential read of
     /tmp/fiox/d2, 8 jobs of 32M with libaio at iodepth 16, direct, time-based for 60 s: the production site's
     validation_fio (inventories/common) as the fixtures' text before their JSON says fio started it
-    (time_based_read writes those options into the JSON's "global options"; read.runtime: 60000 ms)."""
+    (time_based_read writes those options into the JSON's "global options"; read.runtime: 60000 ms). addresses:
+    each node's storage address its fio client listens on (default: the fixtures' ADDR)."""
+    addr = addresses if addresses is not None else ADDR
     return {"rw": "read", "bs": "1M", "size": "32M", "numjobs": 8, "iodepth": 16, "ioengine": "libaio", "direct": 1,
             "runtime": FIO_RUNTIME_S, "time_based": 1, "directories": {n: "/tmp/fiox/d2" for n in nodes},
-            "clients": {f"{ADDR[n]}:8765": n for n in nodes}, "read_bytes": 8 * 32 * 1024 * 1024,
+            "clients": {f"{addr[n]}:8765": n for n in nodes}, "read_bytes": 8 * 32 * 1024 * 1024,
             "drop_client_caches": True, "repeats": repeats, "nodes": list(nodes)}
 
 
@@ -249,25 +251,37 @@ STORAGE_MBPS = 4850.0     # iperf3 -R with 8 streams on a 40 GbE path: 0.97 of i
 FABRIC_GBITS = 196.0      # ib_write_bw per HDR HCA (200 Gb/s)
 
 
+HCAS = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"]  # a DGX A100's compute HCAs
+
+
+def iperf3_asked(server: str, client: str, repeats: int = REPEATS) -> dict:
+    """What the paths runner records as asked (meta.json asked) for a storage path whose iperf3_doc is
+    iperf3_doc(server, 8, True, ..., client=client): 8 streams, 10 s, reverse, TCP."""
+    return {"server": server, "port": 5201, "streams": 8, "seconds": 10, "reverse": True, "protocol": "TCP",
+            "repeats": repeats, "client": client, "nodes": [client]}
+
+
+def ib_write_bw_asked(nodes: list[str], devices: list[str]) -> dict:
+    """What the paths runner records as asked (meta.json asked) for a fabric pair: one report per HCA."""
+    return {"server": "203.0.113.1", "devices": list(devices), "seconds": 10, "port_base": 18515, "repeats": 1,
+            "nodes": list(nodes)}
+
+
 def build_production_paths(run: Path) -> None:
     """The path baselines and the array telemetry of a passing production run."""
     server = {"dgx01": "198.51.100.21", "dgx02": "198.51.100.32", "dgx03": "198.51.100.23", "dgx04": "198.51.100.34"}
-    asked = {"port": 5201, "streams": 8, "seconds": 10, "reverse": True, "protocol": "TCP", "repeats": REPEATS}
     for n in NODES:
         for case, mbps in ((f"storage-{n}", STORAGE_MBPS), (f"storage-all-{n}", STORAGE_MBPS * 0.98)):
             write_case(run, "paths", case, repeated(iperf3_doc(server[n], 8, True, mbps, client=n), "json"),
                        {"kind": "storage-all" if "all" in case else "storage", "nodes": [n], "tool": "iperf3",
-                        "path": f"{n} -> {server[n]}",
-                        "asked": dict(asked, server=server[n], client=n, nodes=[n])})
-    hcas = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"]
+                        "path": f"{n} -> {server[n]}", "asked": iperf3_asked(server[n], n)})
     for a, b in ring_pairs(NODES):
-        files = {f"{dev}-r1.txt": ib_write_bw_text(dev, FABRIC_GBITS) for dev in hcas}
+        files = {f"{dev}-r1.txt": ib_write_bw_text(dev, FABRIC_GBITS) for dev in HCAS}
         samples = [{"file": f"{dev}-r1.txt", "device": dev, "rc": 0, "timed_out": False, "duration_s": 10.0}
-                   for dev in hcas]
+                   for dev in HCAS]
         write_case(run, "paths", f"fabric-{a}-{b}", files,
                    {"kind": "fabric", "nodes": [a, b], "tool": "ib_write_bw", "path": f"{a} -> {b}",
-                    "asked": {"server": "203.0.113.1", "devices": hcas, "seconds": 10, "repeats": 1, "nodes": [a, b]}},
-                   samples=samples)
+                    "asked": ib_write_bw_asked([a, b], HCAS)}, samples=samples)
     one = fixture_text("fio/client_server_1dgx_production.json")
     agg = fixture_text("fio/client_server_4dgx_production.json")
     for case, text in [(f"node-{n}", one) for n in NODES] + [("aggregate", agg)]:
