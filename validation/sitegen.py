@@ -42,6 +42,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION = ROOT / "inventories" / "production" / "group_vars" / "all"
+# the node models of the architecture (their compute HCAs name the rails of the compute map)
+COMMON_DGX_MODELS = yaml.safe_load((ROOT / "inventories" / "common" / "group_vars" / "all" / "dgx.yml")
+                                   .read_text(encoding="utf-8"))["dgx_models"]
 
 F800_MAX = 252                 # OneFS: nodes per cluster
 SWITCH_PORTS = 32              # SN3700V: swp1..swp32
@@ -200,8 +203,7 @@ def storage_cables(site: Layout) -> list[Cable]:
 
 def compute_cable_map(site: Layout) -> list[IbCable]:
     """DGX compute HCA (rail 0..7, the order of dgx_models.<model>.compute_hcas) -> QM8700 port, by the pattern
-    (module docstring). The compute-fabric cable map variable is wired from this list at merge of the cabling
-    work; nothing in the generated inventory uses it yet."""
+    (module docstring); compute_fabric_cables writes it into the site's compute_fabric.yml."""
     out: list[IbCable] = []
     for i, host in enumerate(site.dgx):
         for rail in range(RAILS):
@@ -321,10 +323,22 @@ def group_vars(site: Layout, cables: list[Cable]) -> dict[str, Any]:
         fabric["storage_fabric_uplinks"] = [{"name": port, "speed": "100G", "description": "to the site core"}
                                             for port in UPLINKS]
     nfs = {"nfs_server_mode": "static", "nfs_server_map": _nfs_map(site, cables)}
-    return {"storage.yml": storage, "storage_fabric.yml": fabric, "nfs_client.yml": nfs}
+    compute = yaml.safe_load((PRODUCTION / "compute_fabric.yml").read_text())
+    compute["compute_fabric_cables"] = compute_fabric_cables(site)
+    return {"storage.yml": storage, "storage_fabric.yml": fabric, "nfs_client.yml": nfs,
+            "compute_fabric.yml": compute}
 
 
-COPIED = ("compute_fabric.yml", "exports.yml", "ngc.yml", "secrets.yml")
+def compute_fabric_cables(site: Layout) -> dict[str, Any]:
+    """The compute map of the pattern as the inventory's explicit ``compute_fabric_cables`` entries
+    (module_utils/cabling_design.py): rail r is the r-th of the node model's compute HCAs, the port the number
+    ibnetdiscover prints (MLNX-OS 1/N is N)."""
+    hcas = COMMON_DGX_MODELS["dgx-a100"]["compute_hcas"]
+    return {"cables": [{"host": c.host, "hca": hcas[c.rail], "switch": c.switch,
+                        "switch_port": int(c.port.split("/")[-1])} for c in compute_cable_map(site)]}
+
+
+COPIED = ("exports.yml", "ngc.yml", "secrets.yml")
 
 
 def generate(dgx: int, f800: int) -> Site:
