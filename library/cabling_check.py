@@ -14,13 +14,19 @@ description:
   - A dump that failed (rc not 0) or cannot be parsed fails the task naming the host and the command: never an OK.
   - Deviations listed in I(accepted) keep their status, are marked accepted and do not fail the check.
 version_added: "0.4.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
     details: Reads dumps already taken and judges them; changes nothing anywhere, in check mode or not.
   diff_mode:
     support: none
+  platform:
+    support: full
+    platforms: posix
+    details: Runs on the control node; the dumps were read from the nodes before.
 options:
   dumps:
     description: "What the role read, each with node, command, format, text, rc and stderr; format is lldp, fdb,

@@ -18,7 +18,7 @@ description:
     answer, fails the module - a node whose use cannot be checked is not touched by a scale flow.
   - Reads only; it changes nothing, so it runs the same in check mode.
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   mount_points:
     description: Mount points of the exports (nfs_mounts[].mount_point).
@@ -33,6 +33,7 @@ options:
     default: true
 extends_documentation_fragment:
   - module_attributes.reads
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     details: Reads only; runs the same in check mode.

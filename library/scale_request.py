@@ -15,7 +15,7 @@ description:
     when a name is not a host of group dgx or powerscale, is named twice, or when every DGX is named.
   - "Pure computation on the control node (C(delegate_to: localhost)); it reads and changes nothing."
 version_added: "0.1.0"
-author: powerscale-dgx-ra
+author: powerscale-dgx-ra authors (!UNKNOWN)
 options:
   nodes:
     description: The nodes of the request, a list or a comma-separated string.
@@ -31,6 +31,7 @@ options:
     required: true
 extends_documentation_fragment:
   - module_attributes.reads
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     details: Pure computation; runs the same in check mode.
