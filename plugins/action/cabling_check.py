@@ -31,10 +31,15 @@ def _this_checkouts_validation() -> None:
     spec.loader.exec_module(module)
 
 
-_this_checkouts_validation()
-
-from validation.cabling import check, dumps, plan  # noqa: E402
-from validation.cabling.model import CablingError, Link  # noqa: E402
+# The judge lives in the bundle's `validation` package, which the built collection does not carry: there the plugin
+# imports (ansible-doc, ansible-test) and its run fails, naming why (VALIDATION_MISSING).
+VALIDATION_MISSING = ""
+try:
+    _this_checkouts_validation()
+    from validation.cabling import check, dumps, plan
+    from validation.cabling.model import CablingError, Link
+except (ImportError, OSError) as _exc:
+    VALIDATION_MISSING = f"the cabling judge needs the bundle's validation package, next to its plugins: {_exc}"
 
 STATUS_ORDER = {s: i for i, s in enumerate(("MISWIRED", "MISSING", "DEGRADED", "UNEXPECTED", "OK"))}
 
@@ -73,6 +78,8 @@ class ActionModule(ActionBase):
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
+        if VALIDATION_MISSING:
+            return dict(result, failed=True, msg=VALIDATION_MISSING)
         args = self._task.args
         task_vars = task_vars or {}
         try:
