@@ -11,7 +11,7 @@ description:
     uplinks and compute_fabric_cables) and judges every cable against the dumps given (validation/cabling/check.py)
     as OK, MISWIRED (naming where each end really goes), MISSING or DEGRADED (width or speed below the design),
     and observed links the plan does not have as UNEXPECTED.
-  - A dump that failed (rc not 0) or cannot be parsed fails the task naming the host and the command: never an OK.
+  - "A dump that failed (rc not 0) or cannot be parsed fails the task naming the host and the command: never an OK."
   - Deviations listed in I(accepted) keep their status, are marked accepted and do not fail the check.
 version_added: "0.4.0"
 author: powerscale-dgx-ra authors (!UNKNOWN)

@@ -37,6 +37,8 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     details: Reads only; runs the same in check mode.
+  platform:
+    platforms: posix
 seealso:
   - name: docs/scale-out.md
     description: The day 2 scale flows that call it.

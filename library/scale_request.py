@@ -35,6 +35,8 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     details: Pure computation; runs the same in check mode.
+  platform:
+    platforms: posix
 seealso:
   - module: dgx_in_use
 """
