@@ -8,6 +8,8 @@ Environment (each also a flag where it makes sense):
   LAB_ACCEL          kvm | tcg; unset: a KVM probe boot decides
   LAB_NO_HOST_SERVICES=1   do not start the host services of topology.yml (while they are developed)
   LAB_BOOT_TIMEOUT   seconds to wait for SSH (default 900 under TCG, 300 under KVM)
+  LAB_MISWIRE=dgx01,dgx02  `up` cables those two DGX VMs' storage NICs to each other's switch port, on purpose:
+                     the inventory keeps its design and the cabling stage must stop the run (docs/cabling.md)
 """
 
 from __future__ import annotations
@@ -51,7 +53,12 @@ def make_lab(args: argparse.Namespace, *, for_up: bool = False) -> Lab:
     offset = _env_int("LAB_PORT_OFFSET")
     if offset is None:
         offset = state.get("port_offset", 0) if not for_up or state else 0
-    topo = load_topology(Path(args.topology), dgx_count=dgx, port_offset=offset)
+    miswire_text = os.environ.get("LAB_MISWIRE", "") if for_up else state.get("miswire", "")
+    miswire = tuple(m.strip() for m in miswire_text.split(",")) if miswire_text else None
+    if miswire is not None and len(miswire) != 2:
+        raise SystemExit(f"lab: LAB_MISWIRE={miswire_text!r}: name two DGX VMs, e.g. LAB_MISWIRE=dgx01,dgx02")
+    topo = load_topology(Path(args.topology), dgx_count=dgx, port_offset=offset,
+                         miswire=(miswire[0], miswire[1]) if miswire else None)
     no_services = getattr(args, "no_host_services", False) or os.environ.get("LAB_NO_HOST_SERVICES", "") not in ("", "0")
     timeout = getattr(args, "timeout", None) or _env_int("LAB_BOOT_TIMEOUT")
     opts = LabOptions(

@@ -4,23 +4,50 @@ there) for the lab's compute design, with faults a test injects. Every output sa
 is a comment naming it (ibnetdiscover prints comments itself; the cabling parsers skip them).
 
     python -m lab.ib_standin ibnetdiscover|iblinkinfo [--swap N,M] [--missing N] [--width2x N] [-i INVENTORY ...]
+    python3 /opt/lab-ib/ib_standin.py ibnetdiscover|iblinkinfo --plan PLAN.json [--faults FAULTS.json]
 
 N and M are cable numbers of the compute plan (0-based, in `cabling plan` order). Faults: --swap exchanges the
 switch ends of two cables, --missing drops one, --width2x trains one at 2X with iblinkinfo's "Could be 4X".
-Not yet installed in the lab's VM images (issue #37's lab part): tests run it on this machine.
+
+On the lab's DGX VMs `lab up` installs it (through each VM's config disk, lab/vmconfig.py) as /usr/local/sbin/
+ibnetdiscover and iblinkinfo, with the lab's compute cables in /etc/lab/ib-plan.json (the plan the cabling stage
+designs, for the DGX VMs that run). A test injects faults by writing /etc/lab/ib-faults.json on the DGX VMs:
+``{"swap": [[0, 1]], "missing": [2], "width2x": [3]}``; without that file the fabric is as designed. Inside a VM it
+needs only Python's standard library (the project's packages are not there).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from validation.cabling.model import Cable
+PLAN_PATH = "/etc/lab/ib-plan.json"
+FAULTS_PATH = "/etc/lab/ib-faults.json"
 
 LABEL = "# lab stand-in (lab/ib_standin.py): not a real fabric; the lab's DGX VMs have no InfiniBand"
 LANE = {"HDR": "53.125", "EDR": "25.78125", "FDR": "14.0625", "QDR": "10.0", "NDR": "106.25"}
+
+
+@dataclass(frozen=True)
+class End:
+    node: str
+    port: str
+
+
+@dataclass(frozen=True)
+class Wire:
+    """One compute cable as the stand-in wires it: HCA end (a), switch end (b). validation.cabling.model.Cable has
+    the same fields; this copy keeps the stand-in free of the project's packages inside a VM."""
+
+    a: End
+    b: End
+    speed: str | None = None
+    width: str | None = None
 
 
 @dataclass
@@ -30,12 +57,39 @@ class Faults:
     width2x: list[int] = field(default_factory=list)
 
 
-def wired(cables: Sequence[Cable], faults: Faults) -> list[tuple[Cable, str]]:
+def plan_json(cables: Sequence[Any]) -> str:
+    """The compute cables (validation.cabling.model.Cable, HCA end first) as the VMs' /etc/lab/ib-plan.json."""
+    return json.dumps([{"a": {"node": c.a.node, "port": c.a.port}, "b": {"node": c.b.node, "port": c.b.port},
+                        "speed": c.speed, "width": c.width} for c in cables], indent=1) + "\n"
+
+
+def read_plan(text: str, where: str) -> list[Wire]:
+    try:
+        return [Wire(End(str(c["a"]["node"]), str(c["a"]["port"])), End(str(c["b"]["node"]), str(c["b"]["port"])),
+                     c.get("speed"), c.get("width")) for c in json.loads(text)]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"ib stand-in: {where} is not a compute plan ({exc})") from exc
+
+
+def read_faults(text: str, where: str) -> Faults:
+    try:
+        data = json.loads(text) or {}
+        unknown = set(data) - {"swap", "missing", "width2x"}
+        if unknown:
+            raise ValueError(f"unknown keys {sorted(unknown)}")
+        return Faults([(int(a), int(b)) for a, b in data.get("swap", [])], [int(n) for n in data.get("missing", [])],
+                      [int(n) for n in data.get("width2x", [])])
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise SystemExit(f"ib stand-in: {where}: not a faults file ({exc}); "
+                         'write {"swap": [[0, 1]], "missing": [2], "width2x": [3]}') from exc
+
+
+def wired(cables: Sequence[Any], faults: Faults) -> list[tuple[Wire, str]]:
     """The cables as the stand-in fabric has them: (HCA end -> switch end, width), faults applied."""
-    ends = [c.b for c in cables]
+    ends = [End(c.b.node, c.b.port) for c in cables]
     for i, j in faults.swap:
         ends[i], ends[j] = ends[j], ends[i]
-    return [(Cable(c.a, ends[k], c.speed, c.width), "2x" if k in faults.width2x else (c.width or "4x"))
+    return [(Wire(End(c.a.node, c.a.port), ends[k], c.speed, c.width), "2x" if k in faults.width2x else (c.width or "4x"))
             for k, c in enumerate(cables) if k not in faults.missing]
 
 
@@ -43,7 +97,7 @@ def _guid(n: int, kind: int) -> str:
     return f"{0x0c42a10300000000 + kind * 0x10000 + n:016x}"
 
 
-def ibnetdiscover(cables: Sequence[Cable], faults: Faults) -> str:
+def ibnetdiscover(cables: Sequence[Any], faults: Faults) -> str:
     links = wired(cables, faults)
     switches = sorted({c.b.node for c, _ in links} | {c.b.node for c in cables})
     hcas = sorted({(c.a.node, c.a.port.split("/")[0]) for c, _ in links})
@@ -70,7 +124,7 @@ def ibnetdiscover(cables: Sequence[Cable], faults: Faults) -> str:
     return "\n".join(out) + "\n"
 
 
-def iblinkinfo(cables: Sequence[Cable], faults: Faults) -> str:
+def iblinkinfo(cables: Sequence[Any], faults: Faults) -> str:
     links = wired(cables, faults)
     out = [LABEL]
     for n, (c, width) in enumerate(links):
@@ -90,19 +144,28 @@ def _pairs(text: str) -> tuple[int, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from validation.cabling import plan
-
     p = argparse.ArgumentParser(prog="python -m lab.ib_standin", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("tool", choices=["ibnetdiscover", "iblinkinfo"])
     p.add_argument("-i", "--inventory", action="append", help="inventory sources (default: common, lab)")
+    p.add_argument("--plan", help="the compute cables as JSON (in a VM: /etc/lab/ib-plan.json) instead of -i")
+    p.add_argument("--faults", help="a faults file (JSON); a missing file means no fault")
     p.add_argument("--swap", type=_pairs, action="append", default=[])
     p.add_argument("--missing", type=int, action="append", default=[])
     p.add_argument("--width2x", type=int, action="append", default=[])
     args = p.parse_args(argv)
-    sources = args.inventory or ["inventories/common", "inventories/lab"]
-    cables = [c for c in plan.design(plan.load_view(sources)) if c.width]
+    cables: Sequence[Any]
+    if args.plan:
+        cables = read_plan(Path(args.plan).read_text(), args.plan)
+    else:
+        from validation.cabling import plan
+
+        sources = args.inventory or ["inventories/common", "inventories/lab"]
+        cables = [c for c in plan.design(plan.load_view(sources)) if c.width]
     faults = Faults(args.swap, args.missing, args.width2x)
+    if args.faults and Path(args.faults).is_file():
+        more = read_faults(Path(args.faults).read_text(), args.faults)
+        faults = Faults(faults.swap + more.swap, faults.missing + more.missing, faults.width2x + more.width2x)
     sys.stdout.write((ibnetdiscover if args.tool == "ibnetdiscover" else iblinkinfo)(cables, faults))
     return 0
 

@@ -150,8 +150,18 @@ ExecStartPre=+/bin/chown munge:munge /etc/munge/munge.key
 ExecStartPre=+/bin/chmod 0400 /etc/munge/munge.key
 """
 
+# lldpd in every image, speaking real LLDP over the lab's cables (the cabling stage reads it; docs/cabling.md).
+# The switch sends its interface name as port id, as Cumulus Linux does (NVUE's `nv show interface lldp` lists a
+# Cumulus neighbour's port as swp49, a Linux server's as its MAC: docs.nvidia.com cumulus-linux-5x, Link Layer
+# Discovery Protocol). A host sends only on its storage NICs: a provisioned DGX or storage node that sent on the
+# compute-fabric stand-in (cfab0, one shared segment) would show every other DGX as a neighbour the design lacks.
+LLDPD_SWITCH = "# lab: the port id is the interface name, as on Cumulus Linux\nconfigure lldp portidsubtype ifname\n"
+LLDPD_HOST = "# lab: LLDP on the storage NICs only (the dgx_host role writes the same for a real DGX)\n" \
+             "configure system interface pattern storage*\n"
+
 ROLE_FILES: dict[str, tuple[ImageFile, ...]] = {
     "dgx": (
+        ImageFile("/etc/lldpd.d/lab.conf", LLDPD_HOST),
         ImageFile("/etc/systemd/system/slurmctld.service.d/lab.conf", SLURMCTLD_DROPIN),
         ImageFile("/etc/systemd/system/slurmd.service.d/lab.conf", SLURMD_DROPIN),
         ImageFile("/etc/systemd/system/munge.service.d/lab.conf", MUNGE_DROPIN),
@@ -166,9 +176,11 @@ ROLE_FILES: dict[str, tuple[ImageFile, ...]] = {
             "LABEL=ifs /ifs xfs defaults,prjquota,x-systemd.device-timeout=600s 0 2\n",
         ),
         ImageFile("/etc/systemd/system/onefs-sim.service", ONEFS_SIM_UNIT),
+        ImageFile("/etc/lldpd.d/lab.conf", LLDPD_HOST),
         ImageFile("/etc/exports", "# managed by the storage stage (OneFS API simulator, knfsd backend)\n"),
     ),
     "switch": (
+        ImageFile("/etc/lldpd.d/lab.conf", LLDPD_SWITCH),
         ImageFile(
             "/etc/network/interfaces",
             "# Cumulus-style ifupdown2 configuration: the fabric stage writes the switch ports here.\n"
@@ -197,9 +209,9 @@ ROLE_ENABLE_UNITS: dict[str, tuple[str, ...]] = {
     # DGX OS (Ubuntu, systemd-networkd) waits for the network before remote mounts: so does the lab's DGX, whose
     # fstab mounts the exports at boot (its storage NICs are RequiredForOnline, lab/vmconfig.py)
     "dgx": ("docker.service", "systemd-networkd-wait-online.service", "munge.service", "slurmd.service",
-            "slurmctld.service"),
-    "storage": ("nfs-server.service", "onefs-sim.service"),
-    "switch": ("frr.service",),
+            "slurmctld.service", "lldpd.service"),
+    "storage": ("nfs-server.service", "onefs-sim.service", "lldpd.service"),
+    "switch": ("frr.service", "lldpd.service"),
 }
 
 # The switch image models a Cumulus Linux whose Python Ansible refuses: Cumulus Linux 4.0-4.4 and 5.0-5.8

@@ -76,15 +76,18 @@ DEFAULT_ROLES: tuple[RoleRecipe, ...] = (
          "python3-requests", "psmisc",
          # the launch engines (docs/launch-engines.md): Slurm 22.05 with MUNGE, its PMIx plugin's library
          # (mpi_pmix_v4.so opens pmix2/lib/libpmix.so, which only libpmix-dev ships), Open MPI 4.1
-         "slurmd", "slurmctld", "slurm-client", "munge", "libpmix-dev", "openmpi-bin"),
+         "slurmd", "slurmctld", "slurm-client", "munge", "libpmix-dev", "openmpi-bin",
+         # LLDP on the storage NICs (the cabling stage; a site's DGX gets it from the dgx_host role)
+         "lldpd"),
         wheels=("torch==2.13.0", "numpy"),
         disk_gb=12,
     ),
-    RoleRecipe("storage", ("nfs-kernel-server", "xfsprogs", "iperf3", "python3", "iputils-ping"), disk_gb=4),
+    RoleRecipe("storage", ("nfs-kernel-server", "xfsprogs", "iperf3", "python3", "iputils-ping", "lldpd"), disk_gb=4),
     # frr-pythontools: frr-reload.py, which Cumulus ships and `systemctl reload frr` runs; without it the
     # fabric role would take its vtysh -b fallback, a path no real switch takes.
+    # lldpd: every Cumulus Linux release runs it (the cabling stage reads its neighbour table)
     RoleRecipe("switch", ("ifupdown2", "frr", "frr-pythontools", "bridge-utils", "python3", "iputils-ping",
-                          "iperf3"), disk_gb=4),
+                          "iperf3", "lldpd"), disk_gb=4),
 )
 
 

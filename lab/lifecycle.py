@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab import images, pki, qemu, vmconfig
+from lab import ib_standin, images, pki, qemu, vmconfig
 from lab.topology import HostService, Node, Topology
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,6 +204,7 @@ class Lab:
         self.run_dir = opts.run_dir
         self.log = log
         self.recipe = recipe or images.Recipe()
+        self._ib_plan: str | None = None
 
     # -- helpers
     @property
@@ -300,6 +301,7 @@ class Lab:
         state = {
             "dgx_count": self.topo.dgx_count,
             "port_offset": self.topo.port_offset,
+            "miswire": self.topo.miswire,
             "accel": choice.accel,
             "accel_reason": choice.reason,
             "images": {k: str(v.directory) for k, v in imgs.items()},
@@ -328,11 +330,13 @@ class Lab:
         ) if pid_dir.is_dir() else []
         extra = [n for n in running if n not in names]
         state = self.state()
-        if extra or (running and state and (state.get("dgx_count"), state.get("port_offset")) != (self.topo.dgx_count, self.topo.port_offset)):
+        shape = (state.get("dgx_count"), state.get("port_offset"), state.get("miswire", ""))
+        if extra or (running and state and shape != (self.topo.dgx_count, self.topo.port_offset, self.topo.miswire)):
             raise LabError(
-                f"the lab in {self.run_dir} is running with {state.get('dgx_count')} DGX and port offset "
-                f"{state.get('port_offset')} (VMs: {', '.join(running)}); this `up` asks for {self.topo.dgx_count} DGX, "
-                f"offset {self.topo.port_offset}. Run `python -m lab down` first, or use another LAB_RUN_DIR"
+                f"the lab in {self.run_dir} is running with {state.get('dgx_count')} DGX, port offset "
+                f"{state.get('port_offset')} and miswire {state.get('miswire') or 'none'} (VMs: {', '.join(running)}); "
+                f"this `up` asks for {self.topo.dgx_count} DGX, offset {self.topo.port_offset}, miswire "
+                f"{self.topo.miswire or 'none'}. Run `python -m lab down` first, or use another LAB_RUN_DIR"
             )
 
     def check_host_service_modules(self) -> None:
@@ -375,6 +379,18 @@ class Lab:
         record_process(self.run_dir, "hub", proc.pid, "hub")
         self.log(f"lab: compute-fabric hub on udp 127.0.0.1:{self.topo.hub_port} (pid {proc.pid})")
 
+    def ib_plan_json(self) -> str:
+        """The compute cables of the lab inventory's design (the plan the cabling stage checks) for the DGX VMs of
+        this topology: what the stand-in InfiniBand fabric on the DGX VMs is wired as. Computed once per `up`."""
+        if self._ib_plan is None:
+            from validation.cabling import plan
+
+            running = {n.name for n in vmconfig.dgx_nodes(self.topo)}
+            view = plan.load_view([str(ROOT / "inventories" / "common"), str(ROOT / "inventories" / "lab")])
+            cables = [c for c in plan.compute_cables(view) if c.a.node in running]
+            self._ib_plan = ib_standin.plan_json(cables)
+        return self._ib_plan
+
     def prepare_disks(self, node: Node, image: images.RoleImage, creds: pki.Credentials) -> qemu.VmFiles:
         files = qemu.vm_files(self.run_dir, node)
         backing_note = files.overlay.with_suffix(".backing")
@@ -411,6 +427,9 @@ class Lab:
             node, self.topo, authorized_key=authorized,
             host_key=hk.read_bytes(), host_key_pub=hk.with_suffix(".pub").read_text(), **extra,
         )
+        if node.role == "dgx":
+            files_list += vmconfig.ib_standin_files(node, standin_source=(ROOT / "lab" / "ib_standin.py").read_bytes(),
+                                                    plan_json=self.ib_plan_json())
         files_list += vmconfig.engine_files(
             node, self.topo, munge_key=creds.munge_key.read_bytes(), dgx_key=creds.dgx_key.read_bytes(),
             host_keys={n.name: creds.host_key(n.name).with_suffix(".pub").read_text() for n in vmconfig.dgx_nodes(self.topo)},

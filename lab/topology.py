@@ -116,6 +116,7 @@ class Topology:
     port_offset: int
     dgx_count: int
     notes: tuple[str, ...] = field(default=())
+    miswire: str = ""   # "dgx01,dgx02" when those storage cables are swapped on purpose (LAB_MISWIRE)
 
     def node(self, name: str) -> Node:
         for n in self.nodes:
@@ -209,8 +210,12 @@ def build_topology(
     dgx_count: int | None = None,
     port_offset: int = 0,
     inventory_name: str = "inventories/lab/hosts.yml",
+    miswire: tuple[str, str] | None = None,
 ) -> Topology:
-    """Validate and expand the topology spec against the inventory. Raises TopologyError listing every problem."""
+    """Validate and expand the topology spec against the inventory. Raises TopologyError listing every problem.
+
+    `miswire` (LAB_MISWIRE=dgx01,dgx02): those two DGX VMs' storage cables are swapped at the switch, on purpose,
+    while the inventory keeps its design; the cabling stage must then stop the run (docs/cabling.md#the-lab)."""
     problems: list[str] = []
     notes: list[str] = []
     inv = inventory_hosts(inventory)
@@ -278,6 +283,16 @@ def build_topology(
             }
         )
 
+    if miswire is not None:
+        pair = [next((r for r in raw if r["name"] == m and r["role"] == "dgx"), None) for m in miswire]
+        if len(set(miswire)) != 2 or None in pair:
+            problems.append(f"LAB_MISWIRE={','.join(miswire)}: name two different DGX VMs of this lab "
+                            f"({', '.join(r['name'] for r in raw if r['role'] == 'dgx')})")
+        else:
+            first, second = pair[0]["cables"][0], pair[1]["cables"][0]  # type: ignore[index]
+            first["switch_port"], second["switch_port"] = second["switch_port"], first["switch_port"]
+            for r in pair:
+                r["miswired"] = True  # type: ignore[index]
     names = [r["name"] for r in raw]
     for dup in sorted({x for x in names if names.count(x) > 1}):
         problems.append(f"topology.yml: node name {dup!r} is declared twice; rename one")
@@ -341,7 +356,10 @@ def build_topology(
                 address = _cidr(problems, f"{inventory_name} {name} storage_nics {nic} address", match[0].get("address"))
                 mtu = _int(problems, f"{inventory_name} {name} storage_nics {nic} mtu", match[0].get("mtu", data_mtu), 1280, 9216)
                 inv_sw, inv_swp = match[0].get("switch"), match[0].get("switch_port")
-                if (inv_sw, inv_swp) != (sw, swp):
+                if (inv_sw, inv_swp) != (sw, swp) and r.get("miswired"):
+                    notes.append(f"{name} {nic} is cabled to {sw}:{swp}, where the inventory designs {inv_sw}:"
+                                 f"{inv_swp}: miswired on purpose (LAB_MISWIRE)")
+                elif (inv_sw, inv_swp) != (sw, swp):
                     problems.append(
                         f"{inventory_name} {name} storage_nics {nic}: switch/switch_port {inv_sw}/{inv_swp} differ "
                         f"from the lab cable to {sw}:{swp} (lab/topology.yml); make them equal"
@@ -449,6 +467,7 @@ def build_topology(
         port_offset=port_offset,
         dgx_count=count,
         notes=tuple(notes),
+        miswire=",".join(miswire) if miswire is not None and not any("LAB_MISWIRE" in p for p in problems) else "",
     )
     seen: dict[int, str] = {}
     for owner, port in topo.host_ports():
@@ -464,7 +483,8 @@ def build_topology(
 
 
 def load_topology(
-    path: Path = DEFAULT_TOPOLOGY, *, dgx_count: int | None = None, port_offset: int = 0, inventory: Path | None = None
+    path: Path = DEFAULT_TOPOLOGY, *, dgx_count: int | None = None, port_offset: int = 0, inventory: Path | None = None,
+    miswire: tuple[str, str] | None = None,
 ) -> Topology:
     spec = yaml.safe_load(path.read_text()) or {}
     inv_path = inventory or (path.parent / str(spec.get("inventory", "../inventories/lab/hosts.yml"))).resolve()
@@ -475,4 +495,4 @@ def load_topology(
         rel = str(inv_path.relative_to(path.resolve().parent.parent))
     except ValueError:
         rel = str(inv_path)
-    return build_topology(spec, inv, dgx_count=dgx_count, port_offset=port_offset, inventory_name=rel)
+    return build_topology(spec, inv, dgx_count=dgx_count, port_offset=port_offset, inventory_name=rel, miswire=miswire)

@@ -237,6 +237,31 @@ def engine_files(node: Node, topo: Topology, *, munge_key: bytes, dgx_key: bytes
     return out
 
 
+# --- the InfiniBand stand-in on the DGX VMs (lab/ib_standin.py; docs/cabling.md#the-lab) ------------------------
+
+IB_STANDIN_DIR = "opt/lab-ib"
+
+
+def _ib_wrapper(tool: str) -> bytes:
+    return (f"#!/bin/sh\n# lab stand-in for {tool} (lab/ib_standin.py): the lab's DGX VMs have no InfiniBand\n"
+            f"exec python3 /{IB_STANDIN_DIR}/ib_standin.py {tool} --plan /etc/lab/ib-plan.json "
+            f"--faults /etc/lab/ib-faults.json \"$@\"\n").encode()
+
+
+def ib_standin_files(node: Node, *, standin_source: bytes, plan_json: str) -> list[GuestFile | GuestDir]:
+    """The stand-in `ibnetdiscover` and `iblinkinfo` of a DGX VM, and the compute plan they print; [] for other
+    roles. Faults come later, from /etc/lab/ib-faults.json (written by a test; absent: as designed)."""
+    if node.role != "dgx":
+        return []
+    return [
+        GuestDir(IB_STANDIN_DIR),
+        GuestFile(f"{IB_STANDIN_DIR}/ib_standin.py", standin_source),
+        GuestFile("etc/lab/ib-plan.json", plan_json.encode()),
+        GuestFile("usr/local/sbin/ibnetdiscover", _ib_wrapper("ibnetdiscover"), 0o755),
+        GuestFile("usr/local/sbin/iblinkinfo", _ib_wrapper("iblinkinfo"), 0o755),
+    ]
+
+
 def write_config_disk(path: Path, files: list[GuestFile | GuestDir]) -> None:
     """Write the archive atomically (a running VM keeps reading its open copy)."""
     tmp = path.with_suffix(".tmp")

@@ -53,7 +53,8 @@ def lab() -> Any:
 # drift (changes made by hand on the running lab, shown by --check --diff and repaired) and faults_lab (faults on
 # the running lab, put back afterwards) every test does.
 LAB_FOLDERS = (("dgx", "lab", False), ("fabric_sn3700v", "lab", False), ("powerscale", "lab", False),
-               ("drift", "lab_drift", True), ("faults_lab", "lab_faults", True), ("scale_lab", "lab_scale", True))
+               ("drift", "lab_drift", True), ("faults_lab", "lab_faults", True), ("scale_lab", "lab_scale", True),
+               ("cabling_lab", "lab_cabling", True))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -57,6 +57,18 @@ def test_cables_pair_listen_and_connect_ends_on_the_same_port():
         assert t.node(sw_node).nic(sw_port).kind == "listen"
 
 
+def test_a_miswire_swaps_two_storage_cables_at_the_switch_and_keeps_the_inventory_design():
+    t = topo(miswire=("dgx01", "dgx02"))
+    assert t.node("dgx01").nic("storage0").peer == "sn3700v01:swp2"
+    assert t.node("dgx02").nic("storage0").peer == "sn3700v01:swp1"
+    assert t.miswire == "dgx01,dgx02"
+    assert any("dgx01 storage0 is cabled to sn3700v01:swp2, where the inventory designs sn3700v01:swp1" in n
+               for n in t.notes)
+    assert topo().miswire == ""
+    with pytest.raises(TopologyError, match="LAB_MISWIRE=dgx01,powerscale01: name two different DGX VMs"):
+        topo(miswire=("dgx01", "powerscale01"))
+
+
 def test_dgx_count_resizes_and_notes_nodes_missing_from_the_inventory():
     t = topo(dgx_count=4)
     assert [n.name for n in t.nodes if n.role == "dgx"] == ["dgx01", "dgx02", "dgx03", "dgx04"]
@@ -246,6 +258,10 @@ def test_recipe_packages_match_the_contract():
     assert "torch==2.13.0" in r.role("dgx").wheels
     assert {"nfs-kernel-server", "xfsprogs", "python3", "iputils-ping"} <= set(r.role("storage").packages)
     assert {"ifupdown2", "frr", "frr-pythontools", "bridge-utils", "python3", "iputils-ping"} <= set(r.role("switch").packages)
+    # real LLDP on every lab cable (the cabling stage): lldpd in each image, enabled, the host ends on storage only
+    for role in ("dgx", "storage", "switch"):
+        assert "lldpd" in r.role(role).packages and "lldpd.service" in image_files.ROLE_ENABLE_UNITS[role]
+    assert image_files.LLDPD_HOST.endswith("configure system interface pattern storage*\n")
     assert "linux-image-cloud-amd64" in r.base_packages
 
 

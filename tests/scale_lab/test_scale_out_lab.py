@@ -15,17 +15,17 @@ when it is not up and takes it down again only then. Skipped (with the reason) o
 from __future__ import annotations
 
 import json
-import os
-import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import dgx_in_use
 import pytest
 
 from lab.qemu import qemu_usable
+from tests.labrun import lab_down, lab_is_up, lab_up
+from tests.labrun import playbook as _playbook
+from tests.labrun import recap as _recap
 from tests.scale.sites import lab_without
 
 pytestmark = pytest.mark.lab_scale
@@ -35,31 +35,6 @@ BIN = Path(sys.executable).parent
 RESULTS = ROOT / "results"
 MOUNTS = ("/mnt/training", "/mnt/scratch")
 LAB = ("-i", "inventories/common", "-i", "inventories/lab")
-RECAP = re.compile(r"^(?P<host>\S+)\s+:\s+ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)"
-                   r"\s+failed=(?P<failed>\d+)", re.M)
-
-
-def _run(args: list[str], log: Path, timeout: float = 3600) -> subprocess.CompletedProcess[str]:
-    t0 = time.monotonic()
-    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
-                          env=dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", PYTHONPATH=str(ROOT)))
-    log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
-    print(f"$ {' '.join(args)}  -> exit {proc.returncode} in {time.monotonic() - t0:.0f} s (log {log})")
-    return proc
-
-
-def _playbook(log: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = _run([str(BIN / "ansible-playbook"), *args], log)
-    if ok:
-        assert proc.returncode == 0, f"{' '.join(args)} failed (log {log}):\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
-    return proc
-
-
-def _recap(output: str) -> dict[str, dict[str, int]]:
-    recap = output[output.rfind("PLAY RECAP"):]
-    rows = {m["host"]: {k: int(m[k]) for k in ("ok", "changed", "unreachable", "failed")} for m in RECAP.finditer(recap)}
-    assert rows, f"no PLAY RECAP in the output:\n{output[-3000:]}"
-    return rows
 
 
 def _mount_ids(node: str) -> dict[str, int]:
@@ -87,17 +62,13 @@ def lab(tmp_path_factory):
     if not ok:
         pytest.skip(f"qemu cannot run here: {why}")
     logs = tmp_path_factory.mktemp("scale_lab")
-    status = _run([sys.executable, "-m", "lab", "status", "--json"], logs / "status-before.log", timeout=120)
-    was_up = status.returncode == 0 and any(
-        n.get("state") == "running" for n in json.loads(status.stdout or "{}").get("nodes", []))
-    up = _run([sys.executable, "-m", "lab", "up"], logs / "lab-up.log")
-    assert up.returncode == 0, f"python -m lab up failed:\n{up.stdout[-4000:]}\n{up.stderr[-4000:]}"
+    was_up = lab_is_up(logs)
+    lab_up(logs)
     try:
         yield logs
     finally:
         if not was_up:
-            down = _run([sys.executable, "-m", "lab", "down"], logs / "lab-down.log", timeout=600)
-            assert down.returncode == 0, down.stderr
+            lab_down(logs)
 
 
 @pytest.fixture(scope="module")
