@@ -21,7 +21,7 @@ from lab import smoke
 from lab.lifecycle import lab_qemu_pids
 from lab.qemu import qemu_usable
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.lab_smoke]
 
 ROOT = Path(__file__).resolve().parents[2]
 NFS_OPTIONS = "vers=3,nconnect=2,hard"
