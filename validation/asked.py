@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from .site import Site
+
 ASKED_FILE = Path(__file__).resolve().parent / "asked.yml"
 COMPARES = ("repeats", "equal", "set", "one_of", "at_least")
 
@@ -190,16 +192,16 @@ def compare(tool: str, asked: dict[str, Any], done: dict[str, Any]) -> list[str]
     return out
 
 
-def site_problems(tool: str, meta: dict[str, Any] | None, ctx: dict[str, Any]) -> list[str]:
+def site_problems(tool: str, meta: dict[str, Any] | None, site: Site) -> list[str]:
     """The launch record against the site: every row with a site key must have been asked as the site's settings
     of the stage (context.json validation_<stage>) say. A launch that asked something else (1 s of fio where the
     site asks 60 s, 2 iterations where it asks 20) measured another thing than the acceptance agreed, even when
     its output agrees with its own record. A site setting that is absent, null or "auto" (resolved by the role
     per node) is not compared here; a launch record without the value is compare()'s FAIL."""
     spec = load()[tool]
-    settings = ctx.get(spec.site) if spec.site else None
+    settings = site.stage_settings.get(spec.site) if spec.site else None
     asked = asked_of(meta) if isinstance(meta, dict) else None
-    if not isinstance(settings, dict) or asked is None:
+    if settings is None or asked is None:
         return []
     out: list[str] = []
     seen: set[str] = set()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .metrics import outlier_metrics, stage_and_unit
+from .site import Site
 from .thresholds import Bound, ThresholdError, bounds_for
 
 PASS, FAIL, INFO = "PASS", "FAIL", "INFO"
@@ -86,12 +87,6 @@ def ring_pairs(nodes: list[str]) -> list[tuple[str, str]]:
     if len(nodes) < 3:
         return []
     return [(nodes[i], nodes[(i + 1) % len(nodes)]) for i in range(len(nodes))]
-
-
-def _node_model(ctx: dict[str, Any], models: dict[str, Any], node: str) -> dict[str, Any]:
-    """The dgx_models entry of the node's dgx_model (context.json); {} when it names none or an unknown one."""
-    name = ((ctx.get("dgx") or {}).get(node) or {}).get("dgx_model")
-    return (models.get(name) if name is not None else None) or {}
 
 
 def _load_meta(case_dir: Path) -> dict[str, Any] | None:
@@ -210,14 +205,14 @@ def _case_preamble(stage: str, case: str, meta: dict[str, Any] | None, lab: bool
     return check, True
 
 
-def judge_site(check: Check, tool: str, case_dir: Path, ctx: dict[str, Any],
+def judge_site(check: Check, tool: str, case_dir: Path, site: Site,
                case_nodes: list[str] | tuple[str, ...] = ()) -> Check:
     """A case's launch record against the site's settings (validation.asked.site_problems) and against the case's
     nodes (validation.asked.node_problems): each difference is a FAIL of the case's sanity check, naming both."""
     from . import asked
 
     meta = _load_meta(case_dir)
-    problems = asked.site_problems(tool, meta, ctx) + asked.node_problems(meta, case_nodes)
+    problems = asked.site_problems(tool, meta, site) + asked.node_problems(meta, case_nodes)
     if problems:
         check.status = FAIL
         check.reasons.extend(problems)
@@ -230,29 +225,10 @@ def samples_duration_s(samples: list[dict[str, Any]]) -> float | None:
     return round(sum(times), 3) if times else None
 
 
-def _repeats(ctx: dict[str, Any]) -> int | None:
-    """validation_repeats of the run (context.json), or None when it is not a positive number."""
-    try:
-        value = int(ctx.get("validation_repeats") or 0)
-    except (TypeError, ValueError):
-        return None
-    return value if value > 0 else None
-
-
-def _ranks_per_node(ctx: dict[str, Any], node: str, models: dict[str, Any], stage: str = "nccl") -> int | None:
-    """Ranks each node contributes: validation_<stage>.procs_per_node, or (auto) the GPUs of its dgx_model."""
-    setting = (ctx.get(f"validation_{stage}") or {}).get("procs_per_node", "auto")
-    if isinstance(setting, int) and not isinstance(setting, bool):
-        return setting
-    model = _node_model(ctx, models, node)
-    gpus = int(model.get("gpus") or 0)
-    return gpus or None
-
-
 # ---------------------------------------------------------------------------------------------- performance
 
 
-def _perf_check(ctx: dict[str, Any], name: str, instance: str | None, samples: list[float | None],
+def _perf_check(site: Site, name: str, instance: str | None, samples: list[float | None],
                 sanity_ok: bool, lab: bool, baseline: dict[str, float], case: str | None = None) -> Check:
     stage, unit = stage_and_unit(name)
     check = Check(name=name, stage=stage, kind="performance", status=PASS, instance=instance, unit=unit,
@@ -260,7 +236,7 @@ def _perf_check(ctx: dict[str, Any], name: str, instance: str | None, samples: l
     check.value, check.spread_pct = _best_and_spread(samples)
     key = check.label
     try:
-        bounds = bounds_for(ctx, name, instance, baseline.get(key))
+        bounds = bounds_for(site, name, instance, baseline.get(key))
     except ThresholdError as exc:
         check.status = FAIL
         check.reasons.append(f"threshold cannot be evaluated: {exc}")

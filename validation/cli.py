@@ -41,6 +41,7 @@ from .cabling import cli as cabling_cli
 from .checks import ring_pairs
 from .context import context_from_inventory, with_overrides
 from .progress import planned_cases
+from .site import Site, SiteError
 from .thresholds import ThresholdError, check_entry
 from .verdict import FAIL, evaluate
 
@@ -163,13 +164,17 @@ def cmd_evaluate(args: argparse.Namespace, write: bool) -> int:
         raise SystemExit(f"{run_dir}: not a validation run directory (no raw/)")
     ctx = _apply_cli_thresholds(_load_context(run_dir, getattr(args, "inventory", None),
                                               getattr(args, "extra_vars", None)), args)
-    verdict = evaluate(run_dir, ctx)
+    try:
+        site = Site.from_context(ctx)
+    except SiteError as exc:
+        raise SystemExit(f"{run_dir}: {exc}") from None
+    verdict = evaluate(run_dir, site)
     try:
         handover_data = handover.load_handover(run_dir / "handover.json")
     except handover.HandoverError as exc:
         print(f"report not written: {exc}", file=sys.stderr)
         return 2
-    doc = report.build_report(run_dir, ctx, verdict, _environment(run_dir), handover_data)
+    doc = report.build_report(run_dir, site, verdict, _environment(run_dir), handover_data)
     out_dir = Path(args.out).resolve() if getattr(args, "out", None) else run_dir
     if write or getattr(args, "out", None):
         out_dir.mkdir(parents=True, exist_ok=True)

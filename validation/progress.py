@@ -11,11 +11,13 @@ task's ``res.cmd`` is the runner's argv (``nccl_runner.py --case all``, ``fio_ru
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .site import Site
 from .verdict import expected_nccl_cases
 
 # roles/validate: one entry point per stage, each a task file tasks/<stage>.yml with its parts in tasks/<stage>_*.yml;
@@ -62,20 +64,20 @@ def case_key(stage: str, case: str, sample: int | None = None) -> str:
     return f"{stage} {case}" + (f" sample {sample}" if sample is not None else "")
 
 
-def planned_cases(ctx: dict[str, Any]) -> tuple[str, ...]:
-    """Every case a validation run of this context measures, in the order the roles run them."""
-    nodes = list(ctx.get("nodes") or [])
-    stages = ctx.get("validation_stages") or {}
-    repeats = int(ctx.get("validation_repeats") or 1)
+def planned_cases(site_or_ctx: Site | Mapping[str, Any]) -> tuple[str, ...]:
+    """Every case a validation run of this site (or context) measures, in the order the roles run them."""
+    site = Site.of(site_or_ctx)
+    nodes = list(site.nodes)
+    repeats = site.repeats or 1
     out: list[str] = []
-    if (stages.get("nccl") or {}).get("enabled"):
+    if site.enabled("nccl"):
         out += [case_key("nccl", case) for case, _nodes, _kind in expected_nccl_cases(nodes)]
-    if (stages.get("fio") or {}).get("enabled"):
+    if site.enabled("fio"):
         out.append(case_key("fio", "layout"))
         for sample in range(1, repeats + 1):
             out.append(case_key("fio", "aggregate", sample))
             out += [case_key("fio", f"node-{n}", sample) for n in nodes]
-    if (stages.get("ddp") or {}).get("enabled"):
+    if site.enabled("ddp"):
         out += [case_key("ddp", f"n{count}") for count in sorted({1, len(nodes)} if nodes else {1})]
     return tuple(out)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
@@ -24,6 +25,7 @@ from markupsafe import Markup
 
 from . import handover, prom, provenance, scaling, svgplot
 from .metrics import load as metric_defs
+from .site import Site
 from .verdict import FAIL, INFO, PASS, Check, Verdict, summary_counts
 
 LAB_BANNER = ("LAB STAND-IN: gloo all-reduce on CPU over the cfab0 stand-in instead of NCCL on GPUs and HDR "
@@ -110,33 +112,35 @@ def _reference(check: Check, node_count: int) -> str:
     return fig.text if fig else ""
 
 
-def build_report(run_dir: Path, ctx: dict[str, Any], verdict: Verdict, environment: dict[str, Any],
-                 handover_data: handover.Handover | None = None, root: Path = provenance.ROOT) -> dict[str, Any]:
+def build_report(run_dir: Path, site_or_ctx: Site | Mapping[str, Any], verdict: Verdict,
+                 environment: dict[str, Any], handover_data: handover.Handover | None = None,
+                 root: Path = provenance.ROOT) -> dict[str, Any]:
+    site = Site.of(site_or_ctx)
+    given = site.raw  # the site, its nodes and the acceptance data echoed exactly as the context gave them
     return {
         "schema_version": schema()["properties"]["schema_version"]["const"],
         "bundle": provenance.bundle(root).to_dict(),
         "run": run_dir.name,
         "generated": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "site": ctx.get("site"),
-        "nodes": ctx.get("nodes"),
+        "site": given.get("site"),
+        "nodes": given.get("nodes"),
         "lab_standins": verdict.lab_standins,
         "verdict": verdict.to_dict(),
         "counts": summary_counts(verdict),
-        "thresholds": ctx.get("acceptance_thresholds"),
-        "outlier_max_behind_pct": ctx.get("acceptance_outlier_max_behind_pct"),
-        "baseline": ctx.get("acceptance_baseline"),
+        "thresholds": given.get("acceptance_thresholds"),
+        "outlier_max_behind_pct": given.get("acceptance_outlier_max_behind_pct"),
+        "baseline": given.get("acceptance_baseline"),
         "environment": environment,
-        "reference": {c.label: _reference(c, len(ctx.get("nodes") or [])) for c in verdict.checks
+        "reference": {c.label: _reference(c, len(site.nodes)) for c in verdict.checks
                       if c.kind == "performance"},
         "handover": (handover_data or handover.Handover()).to_dict(),
-        **_scaling(run_dir, ctx, verdict),
+        **_scaling(run_dir, site, verdict),
     }
 
 
-def _scaling(run_dir: Path, ctx: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+def _scaling(run_dir: Path, site: Site, verdict: Verdict) -> dict[str, Any]:
     """The scale-out section (docs/scale-out.md) when the run's context names the earlier run of the old node set."""
-    found = scaling.section(ctx, run_dir.name, [str(n) for n in ctx.get("nodes") or []], verdict.to_dict(),
-                            run_dir.parent)
+    found = scaling.section(site.scale_before, run_dir.name, list(site.nodes), verdict.to_dict(), run_dir.parent)
     return {"scaling": found} if found else {}
 
 

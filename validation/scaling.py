@@ -109,11 +109,10 @@ def find_before(results: Path, nodes: list[str], run: str | Path | None = None) 
                      "-e scale_out_baseline=<run directory>")
 
 
-def section(ctx: dict[str, Any], run: str, nodes: list[str], verdict: dict[str, Any],
+def section(before_path: str, run: str, nodes: list[str], verdict: dict[str, Any],
             base_dir: Path | None = None) -> dict[str, Any] | None:
-    """The report's scale-out section when the run's context names an earlier run (validate_scale_before);
-    a named run that cannot be read gives a section that says so instead of its figures."""
-    before_path = str(ctx.get("validate_scale_before") or "").strip()
+    """The report's scale-out section when the run's context names an earlier run (before_path: the Site's
+    validate_scale_before); a named run that cannot be read gives a section that says so instead of its figures."""
     if not before_path:
         return None
     after = {"run": run, "nodes": nodes, "verdict": verdict}

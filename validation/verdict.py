@@ -18,17 +18,19 @@ spread reported.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .checks import FAIL, INFO, PASS, Check, Verdict, _apply_outliers, _repeats, ring_pairs, summary_counts
+from .checks import FAIL, INFO, PASS, Check, Verdict, _apply_outliers, ring_pairs, summary_counts
 from .metrics import load as metric_defs
 from .metrics import stage_and_unit
+from .site import Site
 from .stages import ddp, fio, limit, nccl, paths, sysinfo, telemetry, utilisation
 from .stages.cabling import judge_cabling
 from .stages.fio import full_scratch_hint, judge_fio_case, judge_fio_layout
 from .stages.nccl import expected_nccl_cases, nccl_table_problems
-from .thresholds import metrics_with_thresholds
 
 # The verdict's public names (the report, the CLI and the tests import them from here); each stage's judge lives in
 # validation/stages/<stage>.py, what they share in validation/checks.py.
@@ -37,9 +39,9 @@ __all__ = ["FAIL", "INFO", "PASS", "Check", "Verdict", "evaluate", "expected_ncc
            "summary_counts"]
 
 
-def load_baseline(ctx: dict[str, Any], base_dir: Path | None = None) -> dict[str, float]:
+def load_baseline(site: Site, base_dir: Path | None = None) -> dict[str, float]:
     """Metric values of an earlier report.json (acceptance_baseline.path), keyed by label."""
-    path = ((ctx.get("acceptance_baseline") or {}).get("path") or "").strip()
+    path = site.acceptance.baseline_path.strip()
     if not path:
         return {}
     p = Path(path)
@@ -82,74 +84,68 @@ def judge_nodes(path: Path) -> list[Check]:
     return checks
 
 
-def evaluate(run_dir: Path, ctx: dict[str, Any]) -> Verdict:
-    """Judge every stage of a run directory against ctx. Pure apart from reading run_dir."""
-    nodes = list(ctx.get("nodes") or [])
-    lab = bool(ctx.get("validation_lab_standins"))
-    stages = ctx.get("validation_stages") or {}
+def evaluate(run_dir: Path, site_or_ctx: Site | Mapping[str, Any]) -> Verdict:
+    """Judge every stage of a run directory against the site (a Site, or a context mapping read into one), in one
+    pass. Pure apart from reading run_dir."""
+    site = Site.of(site_or_ctx)
+    nodes = list(site.nodes)
+    lab = site.lab
     checks: list[Check] = []
     series: dict[str, Any] = {"nccl": {}, "fio": {}, "ddp": {}}
     try:
-        baseline = load_baseline(ctx, run_dir.parent)
+        baseline = load_baseline(site, run_dir.parent)
     except (OSError, json.JSONDecodeError, AttributeError) as exc:
         baseline = {}
         checks.append(Check(name="baseline", stage="report", kind="sanity", status=FAIL,
                             reasons=[f"acceptance_baseline.path cannot be read: {exc}"]))
     checks.extend(judge_nodes(run_dir / "nodes.json"))
     raw = run_dir / "raw"
-    models = ctx.get("dgx_models") or {}
-    repeats = _repeats(ctx)
 
-    def enabled(stage: str) -> bool:
-        return bool((stages.get(stage) or {}).get("enabled", False))
-
-    if enabled("paths"):
-        path_checks, series["paths"] = paths.judge_paths(ctx, raw / "paths", nodes, lab, baseline, repeats)
+    if site.enabled("paths"):
+        path_checks, series["paths"] = paths.judge_paths(site, raw / "paths", baseline)
         checks.extend(path_checks)
         # the thresholds measured against the same run's baselines (acceptance_thresholds' "measured") see them
-        ctx = dict(ctx, measured_baselines=paths.measured_baselines(path_checks))
-    if enabled("nccl") and not lab:
-        checks.extend(sysinfo.judge_sysinfo(raw / "sysinfo", nodes, ctx, models))
-    if enabled("nccl"):
-        nccl_checks, series["nccl"] = nccl.judge_stage(ctx, raw / "nccl", nodes, lab, baseline, repeats, models)
+        site = replace(site, measured=paths.measured_baselines(path_checks))
+    if site.enabled("nccl") and not lab:
+        checks.extend(sysinfo.judge_sysinfo(raw / "sysinfo", site))
+    if site.enabled("nccl"):
+        nccl_checks, series["nccl"] = nccl.judge_stage(site, raw / "nccl", baseline)
         checks.extend(nccl_checks)
-    if enabled("fio"):
-        fio_checks, series["fio"] = fio.judge_stage(ctx, raw / "fio", nodes, lab, baseline, repeats)
+    if site.enabled("fio"):
+        fio_checks, series["fio"] = fio.judge_stage(site, raw / "fio", baseline)
         checks.extend(fio_checks)
-        array_checks, series["array"] = telemetry.judge_fio_array(ctx, run_dir, nodes, lab,
-                                                              [c for c in checks if c.stage == "fio"])
+        array_checks, series["array"] = telemetry.judge_fio_array(site, run_dir, [c for c in checks if c.stage == "fio"])
         checks.extend(array_checks)
-    if enabled("ddp"):
-        host, host_efficiency = utilisation.judge_host_scaling(ctx, raw / "ddp", nodes, lab)
-        ctx = dict(ctx, measured_baselines=dict(ctx.get("measured_baselines") or {}, host_scaling=host_efficiency))
+    if site.enabled("ddp"):
+        host, host_efficiency = utilisation.judge_host_scaling(site, raw / "ddp")
+        site = replace(site, measured=replace(site.measured, judged=True, host_scaling=host_efficiency))
         checks.extend(host)
-        checks.extend(ddp.judge_stage(ctx, raw / "ddp", nodes, lab, baseline, series, models))
-        utilisation.apply_host_limit(checks, host, float(((ctx.get("validation_ddp") or {}).get("host_scaling") or {})
-                                                   .get("min_speedup") or 1.0))
+        checks.extend(ddp.judge_stage(site, raw / "ddp", baseline, series))
+        utilisation.apply_host_limit(checks, host, site.settings.host_scaling.min_speedup)
         counts = sorted({1, len(nodes)}) if nodes else [1]
-        util_checks, series["util"] = utilisation.judge_util(ctx, raw / "ddp", counts, nodes, lab, baseline)
-        ddp_array, series["ddp_array"] = telemetry.judge_ddp_array(ctx, run_dir, counts, nodes, lab)
+        util_checks, series["util"] = utilisation.judge_util(site, raw / "ddp", counts, baseline)
+        ddp_array, series["ddp_array"] = telemetry.judge_ddp_array(site, run_dir, counts)
         checks.extend(util_checks + ddp_array)
     cabling_checks, cabling_series = judge_cabling(raw / "cabling")
     checks.extend(cabling_checks)
     if cabling_series:
         series["cabling"] = cabling_series
-    _apply_outliers(checks, float(ctx.get("acceptance_outlier_max_behind_pct") or 5))
+    _apply_outliers(checks, site.acceptance.outlier_max_behind_pct)
     # A threshold nobody measured is a FAIL, never a silent skip.
     measured = {c.name for c in checks}
-    for metric in sorted(metrics_with_thresholds(ctx)):
+    for metric in sorted(site.acceptance.metrics()):
         stage = stage_and_unit(metric)[0] if metric in metric_defs() else "?"
         single = len(nodes) < 2 and metric in ("nccl_multi_node_busbw_gbps", "path_fabric_GBps",
                                                  "path_storage_aggregate_MBps")
-        if metric not in measured and enabled(stage) and not (metric == "nccl_pair_busbw_gbps" and not ring_pairs(nodes)) \
-                and not single:
+        if metric not in measured and site.enabled(stage) and \
+                not (metric == "nccl_pair_busbw_gbps" and not ring_pairs(nodes)) and not single:
             checks.append(Check(name=metric, stage=stage, kind="performance", status=FAIL,
                                 reasons=["threshold configured but nothing measured it"], lab_standin=lab))
     for stage in ("paths", "nccl", "fio", "ddp"):
-        if not enabled(stage):
+        if not site.enabled(stage):
             checks.append(Check(name=f"{stage}_stage", stage=stage, kind="sanity", status=INFO,
                                 reasons=["stage disabled in validation_stages"], lab_standin=lab))
     failed = [c.label for c in checks if c.status == FAIL]
     status = FAIL if failed or not any(c.kind == "performance" and c.status != FAIL for c in checks) else PASS
     return Verdict(status=status, checks=checks, failed=failed, lab_standins=lab, series=series,
-                   limits=limit.where_is_the_limit(checks, series, ctx, nodes))
+                   limits=limit.where_is_the_limit(checks, series, site))

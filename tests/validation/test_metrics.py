@@ -16,9 +16,9 @@ from validation.inventory_layers import group_vars
 from validation.verdict import evaluate
 
 SITES = ("lab", "production")
-# A performance check named by a literal in a judge: _perf_check(ctx, "name", ...) or Check(name="name", ...,
+# A performance check named by a literal in a judge: _perf_check(site, "name", ...) or Check(name="name", ...,
 # kind="performance"); f-string names (ddp_{mode}_throughput) are expanded by the evaluated run below.
-_LITERAL = re.compile(r'_perf_check\(ctx, "(\w+)"|Check\(name="(\w+)",[^)]*?kind="performance"', re.S)
+_LITERAL = re.compile(r'_perf_check\(site, "(\w+)"|Check\(name="(\w+)",[^)]*?kind="performance"', re.S)
 
 
 def judged_literals(root: Path = ROOT / "validation") -> set[str]:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from conftest import ROOT
 
 from validation.context import context_from_inventory
 from validation.inventory_layers import inventory_args
+from validation.site import Measured, Site
 from validation.thresholds import bounds_for
 
 
@@ -35,8 +37,9 @@ def test_prepare_writes_the_context_the_verdict_uses(tmp_path):
                 "validation_stages", "validation_nccl", "validation_fio", "validation_paths", "validation_telemetry"):
         assert written[key] == expected[key], key
     assert written["validation_ddp"]["image"] == "nvcr.io/nvidia/pytorch:24.05-py3"
-    measured = {"storage": {"dgx04": 4800.0}}
-    assert [b.limit for b in bounds_for(dict(written, measured_baselines=measured), "fio_node_read_MBps", "dgx04")] \
+    measured = Measured(judged=True, storage={"dgx04": 4800.0})
+    site = replace(Site.from_context(written), measured=measured)
+    assert [b.limit for b in bounds_for(site, "fio_node_read_MBps", "dgx04")] \
         == [pytest.approx(4500.0), pytest.approx(0.8 * 4800.0)]
 
 

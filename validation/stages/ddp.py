@@ -19,13 +19,12 @@ from ..checks import (
     _load_meta,
     _peer_problems,
     _perf_check,
-    _ranks_per_node,
-    _repeats,
     finite,
     judge_guard,
     judge_site,
     read_sample,
 )
+from ..site import Site
 
 
 def ddp_result_problems(doc: dict[str, Any], meta: dict[str, Any], mode: str, lab: bool) -> list[str]:
@@ -118,18 +117,18 @@ def judge_ddp_case(case_dir: Path, case: str, expected_world: int | None, lab: b
     return check, per_mode
 
 
-def judge_stage(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool, baseline: dict[str, float],
-                series: dict[str, Any], models: dict[str, Any]) -> list[Check]:
+def judge_stage(site: Site, ddp_dir: Path, baseline: dict[str, float], series: dict[str, Any]) -> list[Check]:
     """Every DDP case of the run: sanity, throughputs, scaling efficiency and real over synthetic; series['ddp']."""
     checks: list[Check] = []
+    nodes, lab = list(site.nodes), site.lab
     counts = sorted({1, len(nodes)}) if nodes else [1]
-    per_node = _ranks_per_node(ctx, nodes[0], models, "ddp") if nodes else None
+    per_node = site.ranks_per_node(nodes[0], "ddp") if nodes else None
     throughput: dict[int, dict[str, tuple[float | None, bool]]] = {}
     for count in counts:
         case = f"n{count}"
         sanity, per_mode = judge_ddp_case(ddp_dir / case, case, per_node * count if per_node else None, lab,
-                                          _repeats(ctx), nodes[:count])
-        checks.append(judge_site(sanity, "ddp_train", ddp_dir / case, ctx, nodes[:count]))
+                                          site.repeats, nodes[:count])
+        checks.append(judge_site(sanity, "ddp_train", ddp_dir / case, site, nodes[:count]))
         ok = sanity.status == PASS
         throughput[count] = {}
         for mode in ("synthetic", "real"):
@@ -151,14 +150,14 @@ def judge_stage(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool,
     syn1, ok1 = throughput[1]["synthetic"]
     synn, okn = throughput[top]["synthetic"]
     eff: list[float | None] = [synn / (top * syn1)] if ok1 and okn and syn1 and synn else [None]
-    checks.append(_perf_check(ctx, "ddp_scaling_efficiency", None, eff, ok1 and okn, lab, baseline))
+    checks.append(_perf_check(site, "ddp_scaling_efficiency", None, eff, ok1 and okn, lab, baseline))
     if top == 1 and checks[-1].status != FAIL:
         checks[-1].reasons.append("one node only: scaling from 1 node to all is trivially 1")
     for count in counts:
         syn, oks = throughput[count]["synthetic"]
         real, okr = throughput[count]["real"]
         ratio: list[float | None] = [real / syn] if oks and okr and syn and real else [None]
-        checks.append(_perf_check(ctx, "ddp_real_over_synthetic", f"{count} node{'s' if count > 1 else ''}",
+        checks.append(_perf_check(site, "ddp_real_over_synthetic", f"{count} node{'s' if count > 1 else ''}",
                                   ratio, oks and okr, lab, baseline))
     series["ddp"] = {
         "nodes": counts,

@@ -24,6 +24,7 @@ from ..checks import (
     judge_site,
     read_sample,
 )
+from ..site import Site
 from ..thresholds import ThresholdError
 
 # fio's words for a full file system or quota: errno 28 (ENOSPC: an XFS project quota and OneFS SmartQuotas
@@ -133,35 +134,35 @@ def judge_fio_case(case_dir: Path, case: str, lab: bool, repeats: int | None = N
     return check, values, per_client
 
 
-def _link_ceilings(ctx: dict[str, Any], nodes: list[str]) -> dict[str, float | None]:
+def _link_ceilings(site: Site, nodes: list[str]) -> dict[str, float | None]:
     from ..thresholds import node_bottleneck_link_MBps
 
     out: dict[str, float | None] = {}
     for n in nodes:
         try:
-            out[n] = node_bottleneck_link_MBps(ctx, n)[0]
+            out[n] = node_bottleneck_link_MBps(site, n)[0]
         except ThresholdError:
             out[n] = None
     return out
 
 
-def judge_stage(ctx: dict[str, Any], fio_dir: Path, nodes: list[str], lab: bool, baseline: dict[str, float],
-                repeats: int | None) -> tuple[list[Check], dict[str, Any]]:
+def judge_stage(site: Site, fio_dir: Path, baseline: dict[str, float]) -> tuple[list[Check], dict[str, Any]]:
     """The layout, every node's read alone and the aggregate read: sanity and bandwidth; the plots' series."""
+    nodes, lab, repeats = list(site.nodes), site.lab, site.repeats
     checks = judge_fio_layout(fio_dir / "layout", lab)
     node_values: dict[str, float | None] = {}
     for n in nodes:
         sanity, samples, _clients = judge_fio_case(fio_dir / f"node-{n}", f"node-{n}", lab, repeats, [n])
-        checks.append(judge_site(sanity, "fio", fio_dir / f"node-{n}", ctx, [n]))
-        perf = _perf_check(ctx, "fio_node_read_MBps", n, samples, sanity.status == PASS, lab, baseline,
+        checks.append(judge_site(sanity, "fio", fio_dir / f"node-{n}", site, [n]))
+        perf = _perf_check(site, "fio_node_read_MBps", n, samples, sanity.status == PASS, lab, baseline,
                            f"node-{n}")
         checks.append(perf)
         node_values[n] = perf.value
     sanity, samples, clients = judge_fio_case(fio_dir / "aggregate", "aggregate", lab, repeats, nodes)
-    checks.append(judge_site(sanity, "fio", fio_dir / "aggregate", ctx, nodes))
-    checks.append(_perf_check(ctx, "fio_aggregate_read_MBps", None, samples, sanity.status == PASS, lab,
+    checks.append(judge_site(sanity, "fio", fio_dir / "aggregate", site, nodes))
+    checks.append(_perf_check(site, "fio_aggregate_read_MBps", None, samples, sanity.status == PASS, lab,
                               baseline, "aggregate"))
     series = {"node_read_MBps": node_values,
               "aggregate_clients_MBps": {k: max(v) for k, v in clients.items() if v},
-              "link_MBps": _link_ceilings(ctx, nodes)}
+              "link_MBps": _link_ceilings(site, nodes)}
     return checks, series

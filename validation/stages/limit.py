@@ -12,6 +12,7 @@ from ..checks import (
     FAIL,
     Check,
 )
+from ..site import Site
 from .paths import FABRIC, STORAGE, storage_path_text
 from .telemetry import record_bytes
 
@@ -75,14 +76,14 @@ def _status(checks: list[Check], name: str, instance: str | None) -> str | None:
     return next((c.status for c in checks if c.name == name and c.instance == instance), None)
 
 
-def where_is_the_limit(checks: list[Check], series: dict[str, Any], ctx: dict[str, Any],
-                       nodes: list[str]) -> dict[str, Any]:
+def where_is_the_limit(checks: list[Check], series: dict[str, Any], site: Site) -> dict[str, Any]:
     """Per path, each layer as a fraction of the one below it (nominal link -> measured baseline -> fio / NCCL ->
     the training), and one diagnosis line per node (or for the cluster) naming the lowest layer that failed."""
     checks = _Indexed(checks)
+    nodes = list(site.nodes)
     paths = series.get("paths") or {}
     ddp = series.get("ddp") or {}
-    image = int((ctx.get("validation_ddp") or {}).get("image_size") or 0)
+    image = site.settings.ddp_image_size
     rows: list[dict[str, Any]] = []
     for node in nodes:
         nominal = paths.get("nominal_storage_MBps", {}).get(node)
@@ -100,7 +101,7 @@ def where_is_the_limit(checks: list[Check], series: dict[str, Any], ctx: dict[st
             consumed = real * record_bytes(image) / 1e6 if real else None
             layers.append(_layer("training reads (DDP real data, 1 node)", consumed, "MB/s", fio,
                                  _status(checks, "ddp_real_over_synthetic", "1 node")))
-        rows.append({"path": storage_path_text(ctx, node), "kind": STORAGE, "nodes": [node], "layers": layers})
+        rows.append({"path": storage_path_text(site, node), "kind": STORAGE, "nodes": [node], "layers": layers})
     for pair, value in (paths.get("fabric_GBps") or {}).items():
         a_b = pair.split("+")
         nominal = paths.get("nominal_fabric_GBps", {}).get(pair)
@@ -116,7 +117,7 @@ def where_is_the_limit(checks: list[Check], series: dict[str, Any], ctx: dict[st
                        "fraction_of_below": None, "status": _status(checks, "ddp_scaling_efficiency", None)})
         rows.append({"path": f"{a_b[0]} -> {a_b[-1]} (compute fabric)", "kind": FABRIC, "nodes": a_b,
                      "layers": layers})
-    return {"paths": rows, "diagnosis": diagnose(checks, nodes, ctx)}
+    return {"paths": rows, "diagnosis": diagnose(checks, site)}
 
 
 def _touches(check: Check, node: str) -> bool:
@@ -125,7 +126,7 @@ def _touches(check: Check, node: str) -> bool:
         f"node-{node}", f"storage-{node}", f"storage-all-{node}", f"single-{node}")
 
 
-def diagnose(checks: list[Check], nodes: list[str], ctx: dict[str, Any]) -> list[str]:
+def diagnose(checks: list[Check], site: Site) -> list[str]:
     """One line per node with a failure (and one for failures of the whole cluster): the lowest failing layer,
     the metric there, and what holds below it."""
     failed = [c for c in checks if c.status == FAIL]
@@ -133,25 +134,25 @@ def diagnose(checks: list[Check], nodes: list[str], ctx: dict[str, Any]) -> list
         return ["no limit reached: every measured layer is within its bounds"]
     lines = []
     claimed: set[int] = set()
-    for node in nodes:
+    for node in site.nodes:
         mine = [c for c in failed if _touches(c, node)]
         if not mine:
             continue
         claimed.update(id(c) for c in mine)
-        lines.append(_line(node, mine, ctx))
+        lines.append(_line(node, mine, site))
     rest = [c for c in failed if id(c) not in claimed]
     if rest:
-        lines.append(_line("all nodes", rest, ctx))
+        lines.append(_line("all nodes", rest, site))
     return lines
 
 
-def _line(who: str, failed: list[Check], ctx: dict[str, Any]) -> str:
+def _line(who: str, failed: list[Check], site: Site) -> str:
     def rank(c: Check) -> int:
         return LAYER_ORDER.index(LAYER_OF.get(c.name, "application"))
 
     lowest = min(failed, key=rank)
     layer = LAYER_OF.get(lowest.name, "application")
-    where = storage_path_text(ctx, who) if layer == "network" and who != "all nodes" and \
+    where = storage_path_text(site, who) if layer == "network" and who != "all nodes" and \
         (lowest.name.startswith("path_storage") or (lowest.case or "").startswith("storage")) else \
         (lowest.instance or lowest.case or "")
     value = f" {lowest.value:.4g} {lowest.unit}" if lowest.value is not None else ""

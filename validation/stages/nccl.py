@@ -17,16 +17,15 @@ from ..checks import (
     Check,
     _case_preamble,
     _load_meta,
-    _node_model,
     _peer_problems,
     _perf_check,
-    _ranks_per_node,
     finite,
     judge_guard,
     judge_site,
     read_sample,
     ring_pairs,
 )
+from ..site import Site
 from ..thresholds import ThresholdError
 
 
@@ -128,7 +127,7 @@ def nccl_command_problems(meta: dict[str, Any]) -> list[str]:
     return out
 
 
-def nccl_ceiling_gbps(ctx: dict[str, Any], nodes: list[str], lab: bool) -> float | None:
+def nccl_ceiling_gbps(site: Site, nodes: list[str], lab: bool) -> float | None:
     """The most busbw the case's links can carry: across nodes, HCAs x rate per node (thresholds'
     hcas_x_link_rate); inside one DGX A100, NVLink 3 (12 links x 25 GB/s = 300 GB/s per GPU per direction).
     None in the lab (gloo on CPU over virtual links has no physical ceiling worth the name)."""
@@ -138,11 +137,11 @@ def nccl_ceiling_gbps(ctx: dict[str, Any], nodes: list[str], lab: bool) -> float
 
     if len(nodes) > 1:
         try:
-            return hcas_x_link_rate_GBps(ctx, nodes)[0]
+            return hcas_x_link_rate_GBps(site, nodes)[0]
         except ThresholdError:
             return None
-    model = _node_model(ctx, ctx.get("dgx_models") or {}, nodes[0])
-    return float(model.get("nvlink_gbps_per_gpu") or 300.0) if model.get("nvswitch") else None
+    model = site.model_of(nodes[0])
+    return float(model.nvlink_gbps_per_gpu or 300.0) if model.nvswitch else None
 
 
 @judge_guard("nccl", lambda: ([], []))
@@ -205,22 +204,21 @@ def judge_nccl_case(case_dir: Path, case: str, nodes: list[str], expected_ranks:
     return check, values, series
 
 
-def judge_stage(ctx: dict[str, Any], nccl_dir: Path, nodes: list[str], lab: bool, baseline: dict[str, float],
-                repeats: int | None, models: dict[str, Any]) -> tuple[list[Check], dict[str, Any]]:
+def judge_stage(site: Site, nccl_dir: Path, baseline: dict[str, float]) -> tuple[list[Check], dict[str, Any]]:
     """Every NCCL case of the run: its sanity check and its bus bandwidth; the per-case rows for the plots."""
     checks: list[Check] = []
     series: dict[str, Any] = {}
-    ncfg = ctx.get("validation_nccl") or {}
-    min_bytes = int(ncfg.get("judge_min_bytes", 0))
-    for case, case_nodes, kind in expected_nccl_cases(nodes):
-        per_node = _ranks_per_node(ctx, case_nodes[0], models)
+    lab, repeats = site.lab, site.repeats
+    min_bytes = site.settings.nccl_judge_min_bytes
+    for case, case_nodes, kind in expected_nccl_cases(list(site.nodes)):
+        per_node = site.ranks_per_node(case_nodes[0])
         expected = per_node * len(case_nodes) if per_node else None
         sanity, samples, rows = judge_nccl_case(nccl_dir / case, case, case_nodes, expected, lab, min_bytes,
-                                                repeats, nccl_ceiling_gbps(ctx, case_nodes, lab))
-        checks.append(judge_site(sanity, "nccl-tests", nccl_dir / case, ctx, case_nodes))
+                                                repeats, nccl_ceiling_gbps(site, case_nodes, lab))
+        checks.append(judge_site(sanity, "nccl-tests", nccl_dir / case, site, case_nodes))
         series[case] = rows
         metric = {"single": "nccl_single_node_busbw_gbps", "all": "nccl_multi_node_busbw_gbps",
                   "pair": "nccl_pair_busbw_gbps"}[kind]
         instance = case_nodes[0] if kind == "single" else ("+".join(case_nodes) if kind == "pair" else None)
-        checks.append(_perf_check(ctx, metric, instance, samples, sanity.status == PASS, lab, baseline, case))
+        checks.append(_perf_check(site, metric, instance, samples, sanity.status == PASS, lab, baseline, case))
     return checks, series

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .. import asked, parse_iperf3, parse_perftest
@@ -35,6 +36,7 @@ from ..checks import (
     read_sample,
     ring_pairs,
 )
+from ..site import Measured, Site
 from ..thresholds import (
     ThresholdError,
     hcas_x_link_rate_GBps,
@@ -141,49 +143,52 @@ def _judge_ib(case_dir: Path, check: Check, meta: dict[str, Any]) -> tuple[Check
     return check, [total / 8]
 
 
-def measured_baselines(checks: list[Check]) -> dict[str, Any]:
+def measured_baselines(checks: list[Check]) -> Measured:
     """The baselines of this run that passed their sanity, for the thresholds derived from them."""
-    out: dict[str, Any] = {"storage": {}, "storage_aggregate": None, "fabric": {}}
+    storage: dict[str, float] = {}
+    fabric: dict[str, float] = {}
+    aggregate: float | None = None
     for c in checks:
         if c.kind != "performance" or c.value is None or c.name not in ("path_storage_MBps", "path_fabric_GBps",
                                                                           "path_storage_aggregate_MBps"):
             continue
         if c.name == "path_storage_MBps" and c.instance:
-            out["storage"][c.instance] = c.value
+            storage[c.instance] = c.value
         elif c.name == "path_fabric_GBps" and c.instance:
-            out["fabric"][c.instance] = c.value
+            fabric[c.instance] = c.value
         elif c.name == "path_storage_aggregate_MBps":
-            out["storage_aggregate"] = c.value
-    return out
+            aggregate = c.value
+    return Measured(judged=True, storage=MappingProxyType(storage), storage_aggregate=aggregate,
+                    fabric=MappingProxyType(fabric))
 
 
-def judge_paths(ctx: dict[str, Any], paths_dir: Path, nodes: list[str], lab: bool, baseline: dict[str, float],
-                repeats: int | None) -> tuple[list[Check], dict[str, Any]]:
+def judge_paths(site: Site, paths_dir: Path, baseline: dict[str, float]) -> tuple[list[Check], dict[str, Any]]:
     """Every baseline case of the run: sanity, then the metric (path_storage_MBps per node, the aggregate,
     path_fabric_GBps per pair); returns the checks and the plot series."""
     checks: list[Check] = []
     series: dict[str, Any] = {"storage_MBps": {}, "storage_aggregate_MBps": None, "fabric_GBps": {},
                               "nominal_storage_MBps": {}, "nominal_fabric_GBps": {}, "paths": {}}
     concurrent: dict[str, list[float | None]] = {}
+    nodes, lab, repeats = list(site.nodes), site.lab, site.repeats
     for pc in expected_path_cases(nodes):
         sanity, samples = judge_path_case(paths_dir / pc.case, pc.case, repeats)
         meta = _load_meta(paths_dir / pc.case) or {}
         if meta.get("tool") in asked.load():
-            judge_site(sanity, str(meta["tool"]), paths_dir / pc.case, ctx, pc.nodes)
+            judge_site(sanity, str(meta["tool"]), paths_dir / pc.case, site, pc.nodes)
         checks.append(sanity)
         if pc.kind == STORAGE_ALL:
             concurrent[pc.nodes[0]] = samples if sanity.status == PASS else [None]
             continue
         if pc.kind == STORAGE:
             node = pc.nodes[0]
-            perf = _perf_check(ctx, "path_storage_MBps", node, samples, sanity.status == PASS, lab, baseline, pc.case)
+            perf = _perf_check(site, "path_storage_MBps", node, samples, sanity.status == PASS, lab, baseline, pc.case)
             series["storage_MBps"][node] = perf.value
-            series["nominal_storage_MBps"][node] = _nominal_storage(ctx, node)
+            series["nominal_storage_MBps"][node] = _nominal_storage(site, node)
         else:
             pair = "+".join(pc.nodes)
-            perf = _perf_check(ctx, "path_fabric_GBps", pair, samples, sanity.status == PASS, lab, baseline, pc.case)
+            perf = _perf_check(site, "path_fabric_GBps", pair, samples, sanity.status == PASS, lab, baseline, pc.case)
             series["fabric_GBps"][pair] = perf.value
-            series["nominal_fabric_GBps"][pair] = _nominal_fabric(ctx, list(pc.nodes), lab)
+            series["nominal_fabric_GBps"][pair] = _nominal_fabric(site, list(pc.nodes), lab)
         series["paths"][pc.case] = str(meta.get("path") or pc.case)
         checks.append(perf)
     if len(nodes) > 1:
@@ -195,7 +200,7 @@ def judge_paths(ctx: dict[str, Any], paths_dir: Path, nodes: list[str], lab: boo
             sums.append(None if len(parts) < len(nodes) or any(p is None for p in parts)
                         else sum(p for p in parts if p is not None))
         ok = bool(sums) and any(s is not None for s in sums) and len(concurrent) == len(nodes)
-        agg = _perf_check(ctx, "path_storage_aggregate_MBps", None, sums or [None], ok, lab, baseline,
+        agg = _perf_check(site, "path_storage_aggregate_MBps", None, sums or [None], ok, lab, baseline,
                           "storage-all")
         if not ok:
             agg.reasons.append("every DGX's concurrent storage baseline must have run and parsed (storage-all-*)")
@@ -204,26 +209,26 @@ def judge_paths(ctx: dict[str, Any], paths_dir: Path, nodes: list[str], lab: boo
     return checks, series
 
 
-def _nominal_storage(ctx: dict[str, Any], node: str) -> float | None:
+def _nominal_storage(site: Site, node: str) -> float | None:
     try:
-        return node_bottleneck_link_MBps(ctx, node)[0]
+        return node_bottleneck_link_MBps(site, node)[0]
     except ThresholdError:
         return None
 
 
-def _nominal_fabric(ctx: dict[str, Any], nodes: list[str], lab: bool) -> float | None:
+def _nominal_fabric(site: Site, nodes: list[str], lab: bool) -> float | None:
     if lab:
         return None  # the lab's cfab0 is a virtual cable: no line rate to compare with
     try:
-        return hcas_x_link_rate_GBps(ctx, nodes)[0]
+        return hcas_x_link_rate_GBps(site, nodes)[0]
     except ThresholdError:
         return None
 
 
-def storage_path_text(ctx: dict[str, Any], node: str) -> str:
+def storage_path_text(site: Site, node: str) -> str:
     """'dgx01 -> powerscale01/storage0' (the PowerScale NIC the node mounts), or the node alone."""
     try:
-        ends = ", ".join(f"{n}/{nic.get('name')}" for n, nic in server_nics_for(ctx, node))
+        ends = ", ".join(f"{n}/{nic.name}" for n, nic in server_nics_for(site, node))
     except ThresholdError:
         return f"{node} -> storage"
     return f"{node} -> {ends}"

@@ -23,16 +23,13 @@ from ..checks import (
     Check,
     finite,
 )
+from ..site import Site
 from ..thresholds import (
     Bound,
 )
 from .utilisation import real_docs
 
 # ---------------------------------------------------------------------------------------------- array telemetry
-
-
-def telemetry_settings(ctx: dict[str, Any]) -> dict[str, Any]:
-    return ctx.get("validation_telemetry") or {}
 
 
 def _gap_bounds(gap: float) -> list[Bound]:
@@ -54,18 +51,17 @@ def _fio_sample_bytes(path: Path) -> tuple[float | None, float | None, list[str]
     return float(sum(moved.values())), max(runtimes) / 1000, []
 
 
-def judge_fio_array(ctx: dict[str, Any], run_dir: Path, nodes: list[str], lab: bool,
-                    fio_checks: list[Check]) -> tuple[list[Check], list[dict[str, Any]]]:
+def judge_fio_array(site: Site, run_dir: Path, fio_checks: list[Check]) -> tuple[list[Check], list[dict[str, Any]]]:
     """Per fio case: the bytes the array sent (its counters, during the read phase) against the bytes the clients
     read, for the sample the fio metric judged (its best). A gap beyond validation_telemetry.max_gap is a FAIL:
     a cache, a wrong mount, or a path around the measured link."""
-    cfg = telemetry_settings(ctx)
-    cases = [(f"node-{n}", n) for n in nodes] + [("aggregate", "aggregate")]
-    if not cfg.get("enabled"):
+    lab = site.lab
+    cases = [(f"node-{n}", n) for n in site.nodes] + [("aggregate", "aggregate")]
+    if not site.settings.telemetry_enabled:
         return [Check(name="array_sanity", stage="fio", kind="sanity", status=INFO, instance="fio", lab_standin=lab,
                       reasons=["array telemetry disabled (validation_telemetry.enabled: false): the array-side "
                                "figures are not measured"])], []
-    gap = float(cfg.get("max_gap") or 0.25)
+    gap = site.settings.telemetry_max_gap
     best_sample = {c.case: _best_index(c.samples) for c in fio_checks
                    if c.kind == "performance" and c.name in ("fio_node_read_MBps", "fio_aggregate_read_MBps")}
     checks: list[Check] = []
@@ -121,15 +117,14 @@ def record_bytes(image_size: int) -> int:
     return 1 + 3 * image_size * image_size
 
 
-def judge_ddp_array(ctx: dict[str, Any], run_dir: Path, counts: list[int], nodes: list[str], lab: bool
-                    ) -> tuple[list[Check], list[dict[str, Any]]]:
+def judge_ddp_array(site: Site, run_dir: Path, counts: list[int]) -> tuple[list[Check], list[dict[str, Any]]]:
     """Per DDP case: what the array sent during the case against what the real-data loaders consumed. Shown side
     by side; a gap is flagged (INFO with the reason), not failed: a dataset the page cache holds is legitimate."""
-    cfg = telemetry_settings(ctx)
-    if not cfg.get("enabled"):
+    if not site.settings.telemetry_enabled:
         return [], []
-    gap = float(cfg.get("max_gap") or 0.25)
-    image = int((ctx.get("validation_ddp") or {}).get("image_size") or 0)
+    nodes, lab = site.nodes, site.lab
+    gap = site.settings.telemetry_max_gap
+    image = site.settings.ddp_image_size
     checks: list[Check] = []
     rows: list[dict[str, Any]] = []
     for count in counts:

@@ -18,6 +18,7 @@ from ..checks import (
     _perf_check,
     finite,
 )
+from ..site import Site
 
 # ---------------------------------------------------------------------------------------------- host capacity
 
@@ -40,13 +41,12 @@ def real_docs(case_dir: Path) -> list[dict[str, Any]]:
     return mode_docs(case_dir, "real")
 
 
-def judge_host_scaling(ctx: dict[str, Any], ddp_dir: Path, nodes: list[str], lab: bool
-                       ) -> tuple[list[Check], float | None]:
+def judge_host_scaling(site: Site, ddp_dir: Path) -> tuple[list[Check], float | None]:
     """What the machine gives N nodes training side by side: the same training without DDP on every node at once
     (mode bare of the all-node case) against one node alone (the 1-node case), validation_ddp.host_scaling.
     Returns the check and the host's efficiency (speedup / N), the ideal DDP scaling is judged against."""
-    cfg = (ctx.get("validation_ddp") or {}).get("host_scaling") or {}
-    if not cfg.get("enabled") or len(nodes) < 2:
+    nodes, lab = site.nodes, site.lab
+    if not site.settings.host_scaling.enabled or len(nodes) < 2:
         return [], None
     n = len(nodes)
     check = Check(name="ddp_host_speedup", stage="ddp", kind="performance", status=INFO, instance=f"{n} nodes",
@@ -91,17 +91,18 @@ def apply_host_limit(checks: list[Check], host: list[Check], min_speedup: float)
 # ---------------------------------------------------------------------------------------------- utilisation
 
 
-def judge_util(ctx: dict[str, Any], ddp_dir: Path, counts: list[int], nodes: list[str], lab: bool,
-               baseline: dict[str, float]) -> tuple[list[Check], dict[str, Any]]:
+def judge_util(site: Site, ddp_dir: Path, counts: list[int], baseline: dict[str, float]
+               ) -> tuple[list[Check], dict[str, Any]]:
     """Per DDP case and node: the mean utilisation during the real-data trainings (GPU from nvidia-smi; in the lab
     the CPU from /proc/stat, named as such), judged against its floor (acceptance_thresholds)."""
     checks: list[Check] = []
     series: dict[str, Any] = {"what": None, "nodes": {}}
+    nodes, lab = site.nodes, site.lab
     for count in counts:
         case = f"n{count}"
         windows = [(float(d["wall_start"]), float(d["wall_end"])) for d in real_docs(ddp_dir / case)
                    if finite(d.get("wall_start")) is not None and finite(d.get("wall_end")) is not None]
-        pyxis = (ctx.get("validation_ddp") or {}).get("runtime") == "pyxis"
+        pyxis = site.settings.ddp_runtime == "pyxis"
         for node in nodes[:count]:
             label = f"{node} ({count} node{'s' if count > 1 else ''})"
             path = ddp_dir / case / f"util-{node}.json"
@@ -118,7 +119,7 @@ def judge_util(ctx: dict[str, Any], ddp_dir: Path, counts: list[int], nodes: lis
                 doc = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, json.JSONDecodeError) as exc:
                 reason = "not sampled: no utilisation file" if isinstance(exc, OSError) else f"unreadable: {exc}"
-                check = _perf_check(ctx, metric, label, [None], False, lab, baseline, case)
+                check = _perf_check(site, metric, label, [None], False, lab, baseline, case)
                 check.reasons.insert(0, f"{path.name}: {reason}")
                 checks.append(check)
                 continue
@@ -129,7 +130,7 @@ def judge_util(ctx: dict[str, Any], ddp_dir: Path, counts: list[int], nodes: lis
             series["what"] = util.what
             means = [m for m in (util.mean_between(a, b) for a, b in windows) if m is not None]
             value = sum(means) / len(means) if means else None
-            check = _perf_check(ctx, metric, label, [value], value is not None and not problems, lab, baseline, case)
+            check = _perf_check(site, metric, label, [value], value is not None and not problems, lab, baseline, case)
             if not windows:
                 check.reasons.append("no real-data training recorded its time window (wall_start, wall_end)")
             elif value is None:
