@@ -1,13 +1,12 @@
 """The full lab flow, as README command 1 runs it: `python -m lab up`, then the whole `ansible-playbook site.yml`
 on the lab inventory (the real roles: preflight, cabling, storage, fabric, compute, containers and validate, which
 measures and writes the handover report), the verdict re-judged with an impossible threshold (FAIL naming the
-metric), a second `lab up` that starts nothing, and the secret scan of everything the runs wrote. That part runs in
-CI (marker lab_flow).
-
-The rest (marker lab_flow_full; CI leaves it out to stay in its budget on the slowest machines, tests/conftest.py
-DEFERRED_MARKERS): a second whole run that must report 0 changed on every host while it measures again (fio, one
-sample per case), a `--check --diff` run at 0 changed, the testinfra handover checks against the live DGX VMs, and
-every role's Molecule scenario. All of it: `pytest -m "lab_flow or lab_flow_full" tests/flow`.
+metric), a second `lab up` that starts nothing, and the secret scan of everything the runs wrote: marker lab_flow,
+`pytest -m lab_flow tests/flow`. With marker lab_flow_full besides (`pytest -m "lab_flow or lab_flow_full"
+tests/flow`): a second whole run that must report 0 changed on every host while it measures again (fio, one sample
+per case), a `--check --diff` run at 0 changed, the testinfra handover checks against the live DGX VMs, and every
+role's Molecule scenario. The default run (CI) leaves both out (tests/conftest.py DEFERRED_MARKERS: over 45 minutes
+on the slow machine class).
 
 Skipped (with the reason) only where qemu cannot run at all. A lab that was already up before the test is
 left up; one the test started is taken down again.

@@ -27,18 +27,20 @@ case " $* " in
             (trap 'exit 0' TERM; while :; do sleep 0.1; done) </dev/null >/dev/null 2>&1 &
             echo $! > "$pidfile"; exit 0 ;;
 esac
-sleep 0.2
+sleep {seconds}
 cat {capture}
+echo "$$ $(date +%s.%N) END $@" >> {log}
 """
 
 
-def run_paths_stage(tmp_path: Path, dgx: int = 2) -> Path:
+def run_paths_stage(tmp_path: Path, dgx: int = 2, seconds: float = 0.2) -> Path:
     """The paths stage on `dgx` stand-in DGX hosts; the iperf3 stand-in's log."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "iperf3.log"
     fake = bin_dir / "iperf3"
-    fake.write_text(FAKE_IPERF3.format(log=log, capture=REAL / "iperf3-tcp-1stream-3.9-cloudpilot.json"))
+    fake.write_text(FAKE_IPERF3.format(log=log, seconds=seconds,
+                                       capture=REAL / "iperf3-tcp-1stream-3.9-cloudpilot.json"))
     fake.chmod(0o755)
     py = {"executable": sys.executable}
     mounts = lambda addr: [{"mount": "/mnt/scratch", "device": f"{addr}:/ifs/data/scratch", "fstype": "nfs"}]  # noqa: E731
@@ -91,7 +93,7 @@ def test_the_role_measures_each_path_alone_then_all_at_once_and_stops_its_server
     assert meta["path"] == "dgx02 -> powerscale01 (198.51.100.21)" and len(meta["samples"]) == 2
     fabric = json.loads((raw / "fabric-dgx01-dgx02" / "meta.json").read_text())
     assert fabric["asked"]["server"] == "203.0.113.12" and fabric["asked"]["streams"] == 2
-    calls = log.read_text().splitlines()
+    calls = [c for c in log.read_text().splitlines() if c.split()[2:3] != ["END"]]  # starts only
     servers = [c for c in calls if " -s " in f" {c} "]
     assert any("-B 198.51.100.21 -p 5201" in c for c in servers) and any("-p 5202" in c for c in servers)
     assert any("-p 5301" in c and "-B 203.0.113.11" in c for c in servers)
@@ -116,21 +118,25 @@ def test_the_role_measures_each_path_alone_then_all_at_once_and_stops_its_server
 
 def test_fabric_pairs_run_in_rounds_of_disjoint_pairs(tmp_path):
     """Four DGX: the ring's four fabric pairs in two rounds (validation/localise.py pair_rounds), the two pairs of a
-    round at once: each client starts before the other pair of its round has ended (the stand-in takes 0.2 s)."""
-    log = run_paths_stage(tmp_path, dgx=4)
+    round at once: each client starts before the other pair of its round has ended, and round 2 starts after round 1
+    has ended (start and end times as the stand-in logs them; each sample takes 2 s, longer than the delay between
+    two hosts' tasks on a loaded machine)."""
+    log = run_paths_stage(tmp_path, dgx=4, seconds=2)
     raw = tmp_path / "results" / "20261126T100000Z" / "raw" / "paths"
     assert sorted(d.name for d in raw.glob("fabric-*")) == [
         "fabric-dgx01-dgx02", "fabric-dgx02-dgx03", "fabric-dgx03-dgx04", "fabric-dgx04-dgx01"]
     starts: dict[str, list[float]] = {}
+    ends: dict[str, list[float]] = {}
     for line in log.read_text().splitlines():
         _pid, when, *args = line.split()
+        into = ends if args[:1] == ["END"] else starts
         if "-c" in args and "-R" not in args:
-            starts.setdefault(args[args.index("-c") + 1], []).append(float(when))
+            into.setdefault(args[args.index("-c") + 1], []).append(float(when))
     first = {server: min(times) for server, times in starts.items()}
-    end = {server: max(times) + 0.2 for server, times in starts.items()}  # the stand-in's last sample ends
+    end = {server: max(times) for server, times in ends.items()}
     # round 1: dgx01->dgx02 (server .12) and dgx03->dgx04 (.14); round 2: dgx02->dgx03 (.13) and dgx04->dgx01 (.11)
     for one, other in (("12", "14"), ("13", "11")):
         a, b = f"203.0.113.{one}", f"203.0.113.{other}"
-        assert first[a] < end[b] and first[b] < end[a], f"the pairs of a round overlap in time: {starts}"
+        assert first[a] < end[b] and first[b] < end[a], f"the pairs of a round overlap in time: {starts} {ends}"
     round_one_end = max(end["203.0.113.12"], end["203.0.113.14"])
-    assert min(first["203.0.113.13"], first["203.0.113.11"]) >= round_one_end - 0.2, f"round 2 after round 1: {starts}"
+    assert min(first["203.0.113.13"], first["203.0.113.11"]) >= round_one_end, f"round 2 after round 1: {starts} {ends}"
