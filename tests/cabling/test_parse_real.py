@@ -44,6 +44,13 @@ LLDP_EXPECTED = {
         ("exit01", "swp1", "spine01", "swp6"), ("exit01", "swp2", "spine02", "swp6"),
         ("exit01", "swp5", "edge01", "eth1"), ("exit01", "swp6", "internet", "swp1")],
     "cumulus-4.3.0-internet-net-show-lldp-none.json": [],
+    # lldpd 1.0.16 on the lab's Debian 12 VMs (SOURCES): several interfaces as a list, Linux hosts' port id a MAC
+    # with the interface name as description; one interface as an object; the same table as json0
+    "lldpd-1.0.16-sn3700v01-lldpctl-json.json": [
+        ("sn3700v01", "swp1", "dgx01", "storage0"), ("sn3700v01", "swp2", "dgx02", "storage0"),
+        ("sn3700v01", "swp9", "powerscale01", "storage0")],
+    "lldpd-1.0.16-dgx01-lldpctl-json.json": [("dgx01", "storage0", "sn3700v01", "swp1")],
+    "lldpd-1.0.16-dgx01-lldpcli-json0.json": [("dgx01", "storage0", "sn3700v01", "swp1")],
 }
 
 
