@@ -43,6 +43,15 @@ def table_rows(output: str) -> list[str]:
     return rows
 
 
+def row_for(output: str, status: str, end_a: object) -> str | None:
+    """The table row of one designed cable (by its first end, the table's second column) with that status."""
+    for row in table_rows(output):
+        cells = [c.strip() for c in row.split("|")]
+        if len(cells) == 4 and cells[0] == status and cells[1] == str(end_a):
+            return row
+    return None
+
+
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
     ok, why = qemu_usable()
@@ -77,7 +86,7 @@ def test_a_compute_link_at_2x_width_is_degraded_naming_the_hca_and_the_switch_po
     finally:
         assert lab_ssh("dgx01", f"rm -f {FAULTS}").returncode == 0
     assert out.returncode != 0, "a 2x-width compute link passed the cabling stage"
-    line = next((li for li in table_rows(out.stdout) if "DEGRADED" in li and str(first.a) in li), None)
+    line = row_for(out.stdout, "DEGRADED", first.a)
     assert line is not None, f"no DEGRADED line naming {first.a}:\n{out.stdout[-4000:]}"
     assert str(first.b) in line and "2x" in line, line
 
@@ -92,7 +101,7 @@ def test_two_storage_cables_swapped_stop_the_site_before_any_change(logs, design
     storage = {c.a.node: c for c in design if c.a.node in ("dgx01", "dgx02") and not c.width}
     for node, other in (("dgx01", "dgx02"), ("dgx02", "dgx01")):
         cable = storage[node]
-        line = next((li for li in table_rows(out.stdout) if "MISWIRED" in li and str(cable.a) in li), None)
+        line = row_for(out.stdout, "MISWIRED", cable.a)
         assert line is not None, f"no MISWIRED line naming {cable.a}:\n{out.stdout[-4000:]}"
         # designed: dgx01 storage0 <-> sn3700v01 swp1; actual: dgx01 storage0 goes to the other DGX's port
         assert str(cable.b) in line and f"goes to {storage[other].b}" in line, line
