@@ -59,6 +59,22 @@ def lab_down(logs: Path, name: str = "lab-down") -> None:
     assert down.returncode == 0, down.stderr
 
 
+def lab_for_suite(tmp_path_factory, name: str) -> tuple[Path, bool]:
+    """A lab suite's start: skipped (with the reason) only where qemu cannot run at all; its log folder; the lab up
+    (booted when it was down). Returns the folder and whether the lab was up before, for the suite's teardown."""
+    import pytest
+
+    from lab.qemu import qemu_usable
+
+    ok, why = qemu_usable()
+    if not ok:
+        pytest.skip(f"qemu cannot run here: {why}")
+    logs = tmp_path_factory.mktemp(name)
+    was_up = lab_is_up(logs)
+    lab_up(logs)
+    return logs, was_up
+
+
 def lab_ssh(node: str, script: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "lab", "ssh", node, script], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout, check=False)

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab.qemu import qemu_usable
-from tests.labrun import lab_down, lab_is_up, lab_ssh, lab_up, playbook, recap
+from tests.labrun import lab_down, lab_for_suite, lab_ssh, lab_up, playbook, recap
 from validation.cabling import plan
 
 pytestmark = pytest.mark.lab_cabling
@@ -54,12 +53,7 @@ def row_for(output: str, status: str, end_a: object) -> str | None:
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    ok, why = qemu_usable()
-    if not ok:
-        pytest.skip(f"qemu cannot run here: {why}")
-    logs = tmp_path_factory.mktemp("cabling_lab")
-    was_up = lab_is_up(logs)
-    lab_up(logs)
+    logs, was_up = lab_for_suite(tmp_path_factory, "cabling_lab")
     yield logs
     if (logs / "lab-up-miswired.log").exists() or not was_up:   # a miswired lab never stays up
         lab_down(logs, "lab-down-final")

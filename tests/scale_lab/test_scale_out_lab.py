@@ -22,8 +22,7 @@ from pathlib import Path
 import dgx_in_use
 import pytest
 
-from lab.qemu import qemu_usable
-from tests.labrun import lab_down, lab_is_up, lab_up
+from tests.labrun import lab_down, lab_for_suite
 from tests.labrun import playbook as _playbook
 from tests.labrun import recap as _recap
 from tests.scale.sites import lab_without
@@ -58,12 +57,7 @@ def _report(run_dir: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    ok, why = qemu_usable()
-    if not ok:
-        pytest.skip(f"qemu cannot run here: {why}")
-    logs = tmp_path_factory.mktemp("scale_lab")
-    was_up = lab_is_up(logs)
-    lab_up(logs)
+    logs, was_up = lab_for_suite(tmp_path_factory, "scale_lab")
     try:
         yield logs
     finally:
