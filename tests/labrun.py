@@ -59,9 +59,10 @@ def lab_down(logs: Path, name: str = "lab-down") -> None:
     assert down.returncode == 0, down.stderr
 
 
-def lab_for_suite(tmp_path_factory, name: str) -> tuple[Path, bool]:
+def lab_for_suite(tmp_path_factory, name: str, boot: bool = True) -> tuple[Path, bool]:
     """A lab suite's start: skipped (with the reason) only where qemu cannot run at all; its log folder; the lab up
-    (booted when it was down). Returns the folder and whether the lab was up before, for the suite's teardown."""
+    (booted when it was down, unless boot is false). Returns the folder and whether the lab was up before, for the
+    suite's teardown."""
     import pytest
 
     from lab.qemu import qemu_usable
@@ -71,7 +72,8 @@ def lab_for_suite(tmp_path_factory, name: str) -> tuple[Path, bool]:
         pytest.skip(f"qemu cannot run here: {why}")
     logs = tmp_path_factory.mktemp(name)
     was_up = lab_is_up(logs)
-    lab_up(logs)
+    if boot:
+        lab_up(logs)
     return logs, was_up
 
 

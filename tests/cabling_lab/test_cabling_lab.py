@@ -53,7 +53,8 @@ def row_for(output: str, status: str, end_a: object) -> str | None:
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
-    logs, was_up = lab_for_suite(tmp_path_factory, "cabling_lab")
+    """The suite's log folder; at the end the lab is as the suite found it: up as designed, or down."""
+    logs, was_up = lab_for_suite(tmp_path_factory, "cabling_lab", boot=False)
     yield logs
     if (logs / "lab-up-miswired.log").exists() or not was_up:   # a miswired lab never stays up
         lab_down(logs, "lab-down-final")
@@ -62,21 +63,28 @@ def logs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def designed_lab(logs):
+    """The lab up, cabled as designed (booted only for the tests that need it)."""
+    lab_up(logs)
+    return logs
+
+
+@pytest.fixture(scope="module")
 def design():
     return plan.design(plan.load_view(["inventories/common", "inventories/lab"]))
 
 
-def test_cabled_as_designed_every_cable_is_ok(logs, design):
-    out = playbook(logs / "cabling-designed.log", "site.yml", "--tags", "cabling").stdout
+def test_cabled_as_designed_every_cable_is_ok(designed_lab, design):
+    out = playbook(designed_lab / "cabling-designed.log", "site.yml", "--tags", "cabling").stdout
     assert f"cabling: {len(design)} of {len(design)} cables as designed" in out, out[-4000:]
 
 
-def test_a_compute_link_at_2x_width_is_degraded_naming_the_hca_and_the_switch_port(logs, design):
+def test_a_compute_link_at_2x_width_is_degraded_naming_the_hca_and_the_switch_port(designed_lab, design):
     compute = [c for c in design if c.width]
     first = compute[0]   # the stand-in's cable 0, in plan order
     assert lab_ssh("dgx01", f"echo '{{\"width2x\": [0]}}' > {FAULTS}").returncode == 0
     try:
-        out = playbook(logs / "cabling-2x.log", "site.yml", "--tags", "cabling", ok=False)
+        out = playbook(designed_lab / "cabling-2x.log", "site.yml", "--tags", "cabling", ok=False)
     finally:
         assert lab_ssh("dgx01", f"rm -f {FAULTS}").returncode == 0
     assert out.returncode != 0, "a 2x-width compute link passed the cabling stage"
