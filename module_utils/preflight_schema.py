@@ -664,6 +664,7 @@ VARIABLES: tuple[Var, ...] = (
     _v("compute_fabric_cables", COMPUTE_FABRIC_CABLES, "dgx qm8700", required=False),
     _v("cabling_accepted_deviations", CABLING_ACCEPTED, "dgx sn3700v qm8700 powerscale", required=False),
     _v("cabling_enforce", Bool(), "dgx sn3700v powerscale", required=False),
+    _v("cabling_read_infiniband", Bool(), "dgx", required=False),
     _v("dgx_host_lldpd", Bool(), "dgx", required=False),
     # ngc.yml
     _v("ngc_registry", HostOrIP(allow_port=True), "dgx"),
