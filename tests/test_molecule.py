@@ -19,9 +19,10 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 BASE_CONFIG = ROOT / ".config" / "molecule" / "config.yml"
-# Roles that change nothing on a host or device: preflight reads, the validation roles measure (their runs leave
-# every node as they found it, README "What changed counts").
-READ_ONLY_ROLES = re.compile(r"^(preflight|validate(_\w+)?)$")
+# Roles that change nothing on a host or device: preflight and cabling read (cabling: neighbour tables, forwarding
+# tables, ibnetdiscover, all with changed_when false), the validation roles measure (their runs leave every node as
+# they found it, README "What changed counts").
+READ_ONLY_ROLES = re.compile(r"^(preflight|cabling|validate(_\w+)?)$")
 SCENARIO_FILES = {"molecule.yml", "converge.yml", "verify.yml"}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 HOST_KEYS_OFF = re.compile(r"ANSIBLE_HOST_KEY_CHECKING|\bhost_key_checking\s*[:=]\s*[\"']?(false|no|0)\b"
