@@ -18,7 +18,9 @@ from validation.inventory_layers import COMMON, ROOT, group_vars, sources
 SITES = ("lab", "production")
 # Which hosts each role runs on (playbooks/*.yml); "all": the localhost plays, which see group all's variables.
 ROLE_GROUPS = {"dgx_host": "dgx", "dgx_nfs": "dgx", "ngc": "dgx", "powerscale": "powerscale", "sn3700v": "sn3700v",
-               "qm8700": "qm8700", "preflight": "all", "validate": "all", "cabling": "all"}
+               "qm8700": "qm8700", "preflight": "all", "validate": "all", "cabling": "all",
+               # the day 2 flow's own steps (playbooks/scale_out.yml, scale_in.yml): on the DGX nodes of the request
+               "scale": "dgx"}
 
 
 def _yaml(path: Path) -> dict:
@@ -52,14 +54,36 @@ def hosts_of(site: str, group: str) -> list[str]:
         h for g in hosts.values() for h in (g.get("hosts") or {}))
 
 
+def _playbook_vars() -> set[str]:
+    """Variables a playbook passes itself (play vars, and the vars of each include_role/import_role task): the
+    inventory need not hold them (powerscale_scale_mode: add, set by playbooks/scale_out.yml)."""
+    names: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("vars"), dict) and ("hosts" in node or "include_role" in node
+                                                        or "ansible.builtin.include_role" in node
+                                                        or "ansible.builtin.import_role" in node):
+                names.update(node["vars"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for path in sorted((ROOT / "playbooks").glob("*.yml")):
+        walk(yaml.safe_load(path.read_text()))
+    return names
+
+
 def required_by(role: str) -> set[str]:
-    """Options a role's argument specs require that its defaults do not provide."""
+    """Options a role's argument specs require that neither its defaults nor the playbooks that apply it provide."""
     specs = _yaml(ROOT / "roles" / role / "meta" / "argument_specs.yml")["argument_specs"]
     defaults_file = ROOT / "roles" / role / "defaults" / "main.yml"
     defaults = set(_yaml(defaults_file)) if defaults_file.is_file() else set()
     required = {name for entry in specs.values() for name, spec in (entry.get("options") or {}).items()
                 if spec.get("required")}
-    return required - defaults
+    return required - defaults - _playbook_vars()
 
 
 def test_every_role_is_mapped_to_its_hosts():
