@@ -88,7 +88,9 @@ class Settings:
 @dataclass
 class Site:
     """Everything the rules see. `hostvars[host]` holds only the variables that resolved for that host;
-    `unresolved[host][var]` says why a variable could not be templated ("all" is the group-level view)."""
+    `unresolved[host][var]` says why a variable could not be templated ("all" is the group-level view).
+    A value the hosts share in the inventory (group_vars, no template) is one object in every host's `hostvars`
+    (resolved once: plugins/action/preflight_inventory.py `resolved`), so a rule reads values and never changes them."""
 
     groups: dict[str, list[str]]
     hostvars: dict[str, dict[str, Any]]

@@ -1,4 +1,6 @@
-"""Every invalid inventory of tests/preflight_cases/ is rejected: runs the same command the README gives."""
+"""Every invalid inventory of tests/preflight_cases/ is rejected: runs the command tests/preflight_cases/README.md
+gives, each case through playbooks/preflight.yml (which site.yml and every stage playbook import first), and a
+sample of cases through site.yml itself."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +31,18 @@ def test_every_case_is_rejected_before_anything_runs():
     assert proc.returncode == 0, "\n".join(line for line in lines if not line.startswith("PASS")) + proc.stderr[-2000:]
     assert len([line for line in lines if line.startswith("PASS  ")]) == len(CASES)
     assert re.fullmatch(rf"{len(CASES)} cases: {len(CASES)} passed, 0 failed \(\d+s\)", lines[-1]), lines[-1]
+
+
+# One case of each kind: the production inventory offline, the lab inventory, the controller's secret checks.
+SITE_SAMPLE = ("dgx-model-unknown", "nfs-smartconnect-mode-disabled", "secret-resolves-empty")
+
+
+@pytest.mark.parametrize("name", SITE_SAMPLE)
+def test_site_yml_stops_at_the_same_rejection_before_any_other_play(name):
+    from preflight_cases.__main__ import run_case
+
+    outcome = run_case(ROOT / "tests/preflight_cases" / name, playbook="site.yml")
+    assert outcome.ok, outcome.reason
 
 
 def test_runner_reports_a_case_that_preflight_does_not_reject(tmp_path):

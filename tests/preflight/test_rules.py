@@ -252,7 +252,10 @@ CASES: dict[str, tuple[Callable[[Any], None], Callable[[Any], list[Any]], str, s
                              rules.rule_nfs_mounts, "all", "nfs_mounts[0].rsize", ERROR),
     "mount-same-point": (lambda s: edit_all(s, "nfs_mounts", mount(1, mount_point="/mnt/training")),
                          rules.rule_nfs_mounts, "all", "nfs_mounts[1].mount_point", ERROR),
-    "mount-one-host-override": (lambda s: s.hostvars["dgx03"]["nfs_mounts"][0].update(hard=False),
+    # A host's own value (host_vars), not the group's: preflight resolves a group_vars value once and shares it.
+    "mount-one-host-override": (lambda s: s.hostvars["dgx03"].update(nfs_mounts=[
+                                    dict(s.hostvars["dgx03"]["nfs_mounts"][0], hard=False),
+                                    *s.hostvars["dgx03"]["nfs_mounts"][1:]]),
                                 rules.rule_nfs_mounts, "dgx03", "nfs_mounts[0].hard", ERROR),
     "mount-nconnect-old-kernel": (lambda s: set_all(s, "dgx_min_kernel", "4.15"),
                                   rules.rule_nfs_mounts, "all", "dgx_min_kernel", ERROR),
