@@ -157,7 +157,13 @@ def storage_path_baseline_MBps(site: Site, instance: str | None) -> tuple[float,
     """This run's iperf3 baseline of a node's storage path (instance = node), or of every DGX at once (None)."""
     measured = _measured(site)
     value: float | None
-    if instance is None:
+    if instance is None and measured.storage_aggregate is None and len(site.nodes) == 1:
+        # One DGX: every DGX at once is that DGX alone, the baseline the paths stage measured (it runs no second,
+        # identical storage-all case).
+        node = site.nodes[0]
+        value = measured.storage.get(node)
+        what = f"the storage path baseline of {node}, the only DGX (every DGX at once)"
+    elif instance is None:
         value = measured.storage_aggregate
         what = "the aggregate storage baseline (every DGX at once)"
     else:
@@ -188,6 +194,10 @@ def host_scaling(site: Site, instance: str | None) -> tuple[float, str]:
     """The efficiency the machine itself gives N nodes training side by side without DDP (speedup / N, this run):
     the ideal a DDP scaling efficiency is judged against where the nodes share a host (the lab)."""
     value = site.measured.host_scaling
+    if value is None and len(site.nodes) == 1:
+        # One node: N nodes side by side is that node alone, speedup 1 / N = 1 by definition (the training without
+        # DDP is not run: validation/stages/utilisation.py judge_host_scaling).
+        return 1.0, "the host's own scaling efficiency at one node, 1 by definition"
     if not isinstance(value, (int, float)) or value <= 0:
         raise ThresholdError("the host's capacity (the training without DDP on every node at once, "
                              "validation_ddp.host_scaling) was not measured in this run: nothing to compare with")

@@ -14,10 +14,14 @@ from ansible.module_utils import preflight_rules as rules
 
 
 def _set_everywhere(site: Any, name: str, change: Any) -> None:
-    """Change `name` for every host that has it and at group level (as group_vars/all would)."""
+    """Change `name` for every host that has it and at group level (as group_vars/all would). Hosts may share one
+    value object (preflight resolves a group value once): each object is changed once."""
+    seen: set[int] = set()
     for values in [site.allvars, *site.hostvars.values()]:
         if name in values and callable(change):
-            change(values[name])
+            if id(values[name]) not in seen:
+                seen.add(id(values[name]))
+                change(values[name])
         elif name in values:
             values[name] = copy.deepcopy(change)
 

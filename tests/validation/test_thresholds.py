@@ -63,6 +63,24 @@ def test_a_threshold_on_a_baseline_that_was_not_measured_cannot_be_evaluated(pro
         th.bounds_for(site_of(production_ctx, MEASURED), "nccl_pair_busbw_gbps", "dgx03+dgx04")
 
 
+def test_one_dgx_is_every_dgx_at_once(production_ctx):
+    """A site of one DGX: the aggregate is judged against that DGX's own storage baseline (the paths stage runs no
+    second, identical storage-all case), and the host's own scaling is 1; still not measured, still an error."""
+    one = site_of(dict(production_ctx, nodes=["dgx01"]), Measured(judged=True, storage={"dgx01": 4850.0}))
+    measured = [b for b in th.bounds_for(one, "fio_aggregate_read_MBps", None) if b.kind == "measured"]
+    assert [b.limit for b in measured] == [pytest.approx(0.8 * 4850.0)]
+    assert "dgx01, the only DGX" in measured[0].detail
+    assert th.host_scaling(one, None)[0] == 1.0
+    none = site_of(dict(production_ctx, nodes=["dgx01"]), Measured(judged=True, storage={}))
+    with pytest.raises(th.ThresholdError, match="dgx01, the only DGX"):
+        th.bounds_for(none, "fio_aggregate_read_MBps", None)
+    two = site_of(dict(production_ctx, nodes=["dgx01", "dgx02"]), Measured(judged=True, storage={"dgx01": 4850.0}))
+    with pytest.raises(th.ThresholdError, match="aggregate storage baseline"):
+        th.bounds_for(two, "fio_aggregate_read_MBps", None)
+    with pytest.raises(th.ThresholdError, match="host's capacity"):
+        th.host_scaling(two, None)
+
+
 def test_single_node_default_is_the_reference_floor(production_ctx):
     b = th.bounds_for(site_of(production_ctx), "nccl_single_node_busbw_gbps", "dgx01")
     assert [(x.kind, x.limit) for x in b] == [("floor", 228.0)] and "Azure NHC" in b[0].source
