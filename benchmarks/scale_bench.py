@@ -8,8 +8,8 @@ For each size N (DGX; F800 nodes as validation/sitegen.py's default, one per DGX
 
 - preflight: Ansible's inventory load (tests/preflight/preflight_sites.load_site, what the preflight play's action
   plugin sees) and preflight's inventory rules (module_utils/preflight_rules.evaluate) apart;
-- cable plan: the cabling work's plan of the generated site, once it has landed (``CABLE_PLAN`` below: None
-  until then, printed as "-");
+- cable plan: ``python -m validation cabling plan``'s design of the generated site (validation/cabling/plan.py:
+  the inventory read by Ansible, every storage, peerlink and compute cable), at the sizes that load Ansible;
 - verdict: validation.verdict.evaluate on a run directory of N nodes written by the MODEL ENGINE
   (tests/scale/model_engine.py: a model of the cluster, every file it writes says so), every stage;
 - report: validation/report.py's report.json, junit, metrics, summary and HTML of that verdict (and the HTML's
@@ -45,12 +45,15 @@ from ansible.module_utils import preflight_rules  # noqa: E402
 
 from tests.scale import model_engine  # noqa: E402
 from validation import report, sitegen  # noqa: E402
+from validation.cabling import plan as cabling_plan  # noqa: E402
 from validation.context import context_from_inventory  # noqa: E402
 from validation.verdict import evaluate  # noqa: E402
 
-# The cable plan of the cabling issue (another branch): a callable (site directory, generated Site) -> anything,
-# timed like the others once it is wired here.
-CABLE_PLAN: Callable[[Path, sitegen.Site], Any] | None = None
+
+def cable_plan(site_dir: Path, site: sitegen.Site) -> int:
+    """The number of designed cables of the generated site, as `python -m validation cabling plan` finds them."""
+    view = cabling_plan.load_view([str(ROOT / "inventories" / "common"), str(site_dir)])
+    return len(cabling_plan.design(view))
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float, float, float]:
@@ -80,9 +83,8 @@ def bench_size(n: int, scratch: Path, base_ctx: dict[str, Any], ansible: bool) -
         problems, row["preflight_rules_s"], row["preflight_rules_cpu"], row["preflight_rules_mib"] = timed(
             lambda: preflight_rules.evaluate(loaded))
         row["preflight_errors"] = sum(p.severity == "error" for p in problems)
-    if CABLE_PLAN is not None:
-        plan = CABLE_PLAN
-        _, row["cable_plan_s"], row["cable_plan_cpu"], row["cable_plan_mib"] = timed(lambda: plan(site_dir, site))
+        row["cables"], row["cable_plan_s"], row["cable_plan_cpu"], row["cable_plan_mib"] = timed(
+            lambda: cable_plan(site_dir, site))
     ctx = model_engine.context_from_site(site, base_ctx)
     model = model_engine.ModelCluster(list(site.layout.dgx), f800=len(site.layout.f800))
     run = model_engine.write_full_run(scratch / f"run-{n}", model, ctx)
@@ -109,11 +111,12 @@ def show(rows: list[dict[str, Any]]) -> str:
              f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
              "per part: wall s / CPU s / peak MiB (tracemalloc)",
              f"{'DGX':>5} {'F800':>5}" + "".join(f" {p:>22}" for p in PARTS) +
-             f" {'verdict+report':>15} {'HTML KiB':>9} {'summary':>8} verdict"]
+             f" {'verdict+report':>15} {'HTML KiB':>9} {'summary':>8} {'cables':>7} verdict"]
     for r in rows:
         cells = "".join(f" {_cell(r, p):>22}" for p in PARTS)
         lines.append(f"{r['dgx']:>5} {r['f800']:>5}{cells} {_num(r['verdict_report_s'], 2):>6}/"
-                     f"{_num(r['verdict_report_cpu'], 2):<8} {r['html_kib']:>9} {r['summary_lines']:>8} {r['verdict']}")
+                     f"{_num(r['verdict_report_cpu'], 2):<8} {r['html_kib']:>9} {r['summary_lines']:>8} {r.get('cables', '-'):>7} "
+                     f"{r['verdict']}")
     by_n = {r["dgx"]: r for r in rows}
     if 16 in by_n and 140 in by_n:
         lines.append("growth 16 -> 140 (CPU time ratio; nodes x8.75 = linear):")

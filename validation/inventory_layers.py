@@ -55,6 +55,18 @@ def group_vars(site: str | Path, feature: str | None = None) -> dict[str, Any]:
     return merged
 
 
+def module_utils(name: str) -> Any:
+    """module_utils/<name>.py under its Ansible name, ansible.module_utils.<name> (as the modules import it)."""
+    import importlib
+
+    import ansible.module_utils
+
+    path = str(ROOT / "module_utils")
+    if path not in ansible.module_utils.__path__:
+        ansible.module_utils.__path__.append(path)
+    return importlib.import_module(f"ansible.module_utils.{name}")
+
+
 def _plain(value: Any) -> Any:
     """Ansible's tagged containers and strings as plain JSON data (what context.json and the checks hold)."""
     return json.loads(json.dumps(value))
@@ -92,6 +104,8 @@ class AnsibleInventory:
     manager: Any
     variables: Any
     extra: dict[str, Any] = field(default_factory=dict)
+    # Values the hosts share without a template, resolved once (module_utils/shared_values.py).
+    shared: Any = field(default=None, repr=False)
 
     @classmethod
     def open(cls, site: str | Path, extra_vars: Sequence[str] = (),
@@ -132,12 +146,15 @@ class AnsibleInventory:
 
         host_vars = {**self.variables.get_vars(host=self.manager.get_host(host)), **self.extra}
         templar = Templar(loader=self.loader, variables=host_vars)
+        if self.shared is None:
+            self.shared = module_utils("shared_values").SharedValues()
         out: dict[str, Any] = {}
         for name in names:
             if name not in host_vars:
                 continue
             try:
-                out[name] = _plain(templar.template(host_vars[name]))
+                out[name] = self.shared.resolve(host_vars[name],
+                                                lambda name=name: _plain(templar.template(host_vars[name])))
             except Exception as exc:  # an undefined or broken template: name the host and the variable
                 raise ValueError(f"{host}: {name} cannot be templated: {exc}") from exc
         return out

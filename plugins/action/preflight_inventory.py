@@ -56,34 +56,6 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def has_template(raw: Any) -> bool:
-    """Whether a raw inventory value holds Jinja anywhere (or a vault-encrypted string, resolved on access)."""
-    if isinstance(raw, str):
-        return type(raw).__name__ == "EncryptedString" or "{{" in raw or "{%" in raw or "{#" in raw
-    if isinstance(raw, Mapping):
-        return any(has_template(k) or has_template(v) for k, v in raw.items())
-    if isinstance(raw, list | tuple | set):
-        return any(has_template(v) for v in raw)
-    return type(raw).__name__ == "EncryptedString"
-
-
-def resolved(view: Any, raw_vars: Any, name: str, shared: dict[int, tuple[Any, Any]]) -> Any:
-    """One host's value of ``name``, as plain data. A value without any template is the same for every host that
-    shares it (a group_vars value is one object in every host's variables): it is resolved once and the result
-    shared, so the cost of a site-wide list (the compute cable map, nfs_server_map) does not grow with the number
-    of hosts that see it. A value with a template is resolved for each host, in that host's context."""
-    raw = raw_vars.get(name) if isinstance(raw_vars, Mapping) else None
-    if raw is None or isinstance(raw, bool | int | float) or (isinstance(raw, str) and len(raw) < 64):
-        return plain(view[name])
-    hit = shared.get(id(raw))
-    if hit is not None and hit[0] is raw:
-        return hit[1]
-    value = plain(view[name])
-    if not has_template(raw):
-        shared[id(raw)] = (raw, value)
-    return value
-
-
 def row_about(row: Mapping[str, Any], variables: Any, host: Any, hosts: Any) -> bool:
     """Whether a row counts for a role's own input check (roles/preflight/tasks/rules.yml): about one of
     ``variables`` (indices written as [], so storage_nics[0].name is storage_nics[].name; a name ending in .* takes
@@ -139,16 +111,20 @@ def collect_site(hostvars: Any, groups: Mapping[str, Any], offline: bool, settin
     site = rules.Site(groups=members, hostvars={}, allvars={}, offline=offline,
                       settings=settings or rules.Settings(), metrics=metric_definitions())
     hosts = sorted({h for group in members.values() for h in group})
-    shared: dict[int, tuple[Any, Any]] = {}
+    # A value the hosts share without a template is resolved once (module_utils/shared_values.py).
+    shared = load_module_utils("shared_values").SharedValues()
     for host in ["localhost", *hosts]:
         view = hostvars[host]
+        # The host's raw (untemplated) variables: the view's own (HostVarsVars), else Ansible's public reader.
         raw_vars = getattr(view, "_vars", None)
+        if not isinstance(raw_vars, Mapping):
+            raw_vars = hostvars.raw_get(host)
         values: dict[str, Any] = {}
         for name in names:
             if name not in view:
                 continue
             try:
-                values[name] = resolved(view, raw_vars, name, shared)
+                values[name] = shared.resolve(raw_vars.get(name), lambda name=name, view=view: plain(view[name]))
             except AnsibleError as exc:
                 # The group-level view is only a label for the table ("all"): a variable that needs
                 # inventory host context (e.g. inventory_dir) is judged on the hosts that consume it.

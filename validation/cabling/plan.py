@@ -51,14 +51,9 @@ class SiteView:
 
 def design_module() -> Any:
     """module_utils/cabling_design.py under its Ansible name (the preflight rule imports it so)."""
-    import ansible.module_utils
+    from ..inventory_layers import module_utils
 
-    path = str(ROOT / "module_utils")
-    if path not in ansible.module_utils.__path__:
-        ansible.module_utils.__path__.append(path)
-    from ansible.module_utils import cabling_design
-
-    return cabling_design
+    return module_utils("cabling_design")
 
 
 def load_view(sources: Sequence[str], extra_vars: Sequence[str] = ()) -> SiteView:
@@ -67,9 +62,9 @@ def load_view(sources: Sequence[str], extra_vars: Sequence[str] = ()) -> SiteVie
     inventory = AnsibleInventory.open_sources(sources, extra_vars)
     groups = {g: inventory.hosts(g) if g in inventory.manager.groups else []
               for g in ("dgx", "powerscale", "sn3700v", "qm8700")}
-    hostvars = {h: inventory.templated(h, PLAN_VARS) for hosts in groups.values() for h in hosts}
-    # Ansible's tagged strings as plain data (the plan is YAML and JSON)
-    return SiteView(json.loads(json.dumps(groups)), json.loads(json.dumps(hostvars)))
+    # templated() gives plain data; a value the hosts share (the compute map, dgx_models) is one object for all
+    hostvars = {str(h): inventory.templated(h, PLAN_VARS) for hosts in groups.values() for h in hosts}
+    return SiteView({str(g): [str(h) for h in hosts] for g, hosts in groups.items()}, hostvars)
 
 
 def _list(value: Any) -> list[Any]:
