@@ -219,7 +219,7 @@ def main() -> None:
     if scale_hosts:
         missing = [h for h in scale_hosts if h not in params["nics_by_host"]]
         without = {h: nics for h, nics in params["nics_by_host"].items() if h not in scale_hosts}
-        smaller, _ = derive_plan(switch, {**params, "nics_by_host": without})
+        smaller = derive_plan(switch, {**params, "nics_by_host": without})[0]
         scale_ports, growth = switch_plan_growth(switch, smaller.as_dict(), result, scale_hosts)
         growth += [f"{switch} | scale_hosts | {h} | is not a host cabled in this inventory (no storage_nics) | "
                    "keep the node in hosts.yml until the scale flow has run" for h in missing]

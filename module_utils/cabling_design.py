@@ -122,7 +122,8 @@ def expand(design: Any, dgx_hosts: Sequence[str]) -> tuple[list[ComputeCable], l
                                       "is missing or not valid", FIX_SEE))
                 break
         else:
-            assert isinstance(host, str) and isinstance(hca, str) and isinstance(switch, str) and port is not None
+            if not (isinstance(host, str) and isinstance(hca, str) and isinstance(switch, str) and port is not None):
+                raise AssertionError(f"{path}: every key was checked above")  # narrows the types for mypy
             cables.append(ComputeCable(host, hca, int(hca_port), switch, port, path))
     return cables, bad
 

@@ -25,7 +25,8 @@ def _this_checkouts_validation() -> None:
         del sys.modules[name]
     spec = importlib.util.spec_from_file_location("validation", package / "__init__.py",
                                                   submodule_search_locations=[str(package)])
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the validation package from {package}")
     module = importlib.util.module_from_spec(spec)
     sys.modules["validation"] = module
     spec.loader.exec_module(module)
@@ -107,7 +108,7 @@ class ActionModule(ActionBase):
                     links += dumps.parse(text, dump.get("format") or None, where, dump.get("node"))[1]
                 except CablingError as exc:
                     errors.append(str(exc))
-            macs = {(str(h).lower().split(".")[0], str(i).lower()): str(m)
+            macs = {(str(h).lower().split(".", maxsplit=1)[0], str(i).lower()): str(m)
                     for h, nics in host_macs.items() for i, m in (nics or {}).items() if m}
             accepted = check.accepted_from_data(args.get("accepted") or [], "cabling_accepted_deviations")
         except (CablingError, ValueError) as exc:
