@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -21,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @cache
 def plugin_loader() -> None:
-    """Ansible's collection finder can be installed once per process."""
-    init_plugin_loader()
+    """Ansible's collection finder can be installed once per process (validation/inventory_layers.py may have)."""
+    if not any(type(f).__name__ == "_AnsibleCollectionFinder" for f in sys.meta_path):
+        init_plugin_loader()
 
 
 @cache
