@@ -65,21 +65,6 @@ LAB_FOLDERS = (("dgx", "lab", False), ("fabric_sn3700v", "lab", False), ("powers
 DEFERRED_MARKERS = ("lab_flow", "lab_flow_full", "lab_smoke")
 
 
-# The default run's slowest files, slowest first (durations of a CI run on the 2-core machine).
-SLOWEST_FILES = (
-    "tests/preflight/test_cases.py",
-    "tests/faults/onefs/test_onefs_faults.py",
-    "tests/powerscale/test_role.py",
-    "tests/test_collection_sanity.py",
-    "tests/faults/qm8700/test_qm8700_faults.py",
-    "tests/test_repo.py",
-    "tests/scale/test_sitegen.py",
-    "tests/fabric_sn3700v/test_nvue_releases.py",
-    "tests/powerscale/test_production.py",
-    "tests/powerscale/test_role_verify.py",
-)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     expression = config.option.markexpr or ""
     needs_lab = []
@@ -92,9 +77,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker not in expression and i.get_closest_marker(marker) for marker in DEFERRED_MARKERS)]
     if needs_lab:
         config.hook.pytest_deselected(items=needs_lab)
-        deselected = set(needs_lab)
-        items[:] = [i for i in items if i not in deselected]
-    # pytest-xdist (--dist loadfile, the README's test command) hands files out in this order: the slowest first,
-    # so that no worker starts a long file when the others are nearly done. Order inside a file is kept.
-    rank = {ROOT / path: n for n, path in enumerate(SLOWEST_FILES)}
-    items.sort(key=lambda i: rank.get(i.path, len(rank)))
+        items[:] = [i for i in items if i not in needs_lab]

@@ -194,11 +194,3 @@ def test_ssh_host_keys_are_checked_everywhere():
                  and f not in ("tests/test_repo.py", "tests/test_molecule.py")
                  and off.search((ROOT / f).read_text(errors="replace"))]
     assert offenders == [], f"host-key checking switched off in: {offenders}"
-
-
-def test_the_slowest_files_handed_out_first_exist():
-    """tests/conftest.py SLOWEST_FILES orders the default run's files for pytest-xdist: a renamed file must not be
-    dropped from it silently."""
-    from tests.conftest import SLOWEST_FILES
-
-    assert [f for f in SLOWEST_FILES if not (ROOT / f).is_file()] == []
