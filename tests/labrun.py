@@ -29,8 +29,13 @@ def run(args: list[str], log: Path, timeout: float = 3600,
     return proc
 
 
+# A guard against a hung run, not a budget: on the slow TCG class (import torch in a DGX VM 39-41 s) the day-2
+# scale-out (deploy a node, validate it alone, then both) ran past 60 minutes and was killed at 3600 s.
+PLAYBOOK_TIMEOUT_S = 3 * 3600
+
+
 def playbook(log: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = run([str(BIN / "ansible-playbook"), *args], log)
+    proc = run([str(BIN / "ansible-playbook"), *args], log, timeout=PLAYBOOK_TIMEOUT_S)
     if ok:
         assert proc.returncode == 0, f"{' '.join(args)} failed (log {log}):\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
     return proc
