@@ -129,7 +129,12 @@ def test_the_validation_sampler_against_the_simulator(pki, tmp_path):
                                  "--ca-path", str(pki.ca)], cwd=ROOT,
                                 env=dict(os.environ, POWERSCALE_API_PASSWORD=API_PASSWORD),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(3.5)
+        # Until five samples are written (not a fixed sleep: under load the sampler's start takes longer), then stop.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.is_file() and len(out.read_text().splitlines()) >= 6:  # the header line, then one line a sample
+                break
+            time.sleep(0.2)
         stop_file.write_text("")
         stdout, stderr = proc.communicate(timeout=30)
         assert proc.returncode == 0, stderr

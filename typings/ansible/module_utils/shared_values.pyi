@@ -1,0 +1,1 @@
+from shared_values import *
