@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
 NET_OUT = "node.net.ext.bytes.out.rate"
 NET_IN = "node.net.ext.bytes.in.rate"
 IFS_OUT = "node.ifs.bytes.out.rate"
@@ -147,14 +146,9 @@ def load_samples(path: Path) -> tuple[list[list[Stat]], dict[str, Any], list[str
 
 def onefs_module() -> Any:
     """module_utils/onefs.py under the name Ansible gives it (ansible.module_utils.onefs), as the modules use it."""
-    import ansible.module_utils
+    from .inventory_layers import module_utils
 
-    path = str(ROOT / "module_utils")
-    if path not in ansible.module_utils.__path__:
-        ansible.module_utils.__path__.append(path)
-    from ansible.module_utils import onefs
-
-    return onefs
+    return module_utils("onefs")
 
 
 def sample(get: Callable[[str, dict[str, Any]], Any], out: Path, stop_file: Path, interval_s: float, max_s: float,
