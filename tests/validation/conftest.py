@@ -345,3 +345,20 @@ def every_report_json_follows_the_schema(request: pytest.FixtureRequest):
         doc = json.loads(path.read_text(encoding="utf-8"))
         errors = report_schema_errors(doc)
         assert errors == [], f"{path} does not follow report.schema.json: {errors[:5]}"
+
+
+# Recorded lab runs: the raw outputs of real lab validation runs (the TCG VMs, their stand-ins labelled in every
+# file they wrote), kept byte for byte with their context (tests/fixtures/lab/runs/SOURCES).
+LAB_RUNS = ROOT / "tests" / "fixtures" / "lab" / "runs"
+
+
+def lab_run_copy(run_id: str, dest: Path) -> Path:
+    """A writable copy of a recorded lab run at dest/<run_id> (the verdict reads its run directory's name)."""
+    run = dest / run_id
+    shutil.copytree(LAB_RUNS / run_id, run)
+    return run
+
+
+def lab_run_ctx(run: Path) -> dict:
+    """The context the run was launched with (context.json, written by the validate role's prepare step)."""
+    return json.loads((run / "context.json").read_text())

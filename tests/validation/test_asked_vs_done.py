@@ -1,6 +1,8 @@
 """Issue #34, generated from the table validation/asked.yml: for every tool (and so every stage) and every parameter,
-a passing production run (tests/validation/conftest.py) with that parameter corrupted in the tool's own output, a
-repeat dropped or one added, must FAIL the case's sanity check with a reason naming the asked and the done value. A
+a passing run with that parameter corrupted in the tool's own output, a repeat dropped or one added, must FAIL the
+case's sanity check with a reason naming the asked and the done value. Two passing runs are corrupted: the
+production run (tests/validation/conftest.py, assembled from real nccl-tests, fio and iperf3 outputs) and a recorded
+real lab run (tests/fixtures/lab/runs: the lab's own tools and stand-ins, judged with the context it ran with). A
 row added to the table later is a test here without a line more; a row whose value this file cannot find in the
 output (an output locator without a mutation below) fails as such."""
 
@@ -12,37 +14,79 @@ import re
 import shutil
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, build_production_run
+from conftest import ROOT, build_production_run, lab_run_copy, lab_run_ctx
 
 from validation import asked
 from validation.context import context_from_inventory
 from validation.parse_nccl import strip_prefix
 from validation.verdict import FAIL, PASS, evaluate
 
-CTX = context_from_inventory(ROOT / "inventories" / "production")
-# The case of the production run each tool's rows are corrupted in (a tool added to the table needs one here).
-CASES = {"nccl-tests": ("nccl", "single-dgx01"), "fio": ("fio", "node-dgx02"), "ddp_train": ("ddp", "n4"),
-         "iperf3": ("paths", "storage-dgx01"), "ib_write_bw": ("paths", "fabric-dgx01-dgx02")}
 OTHER_HOST = "other-host-99"
 ROWS = [(tool.name, p) for tool in asked.load().values() for p in tool.params]
+LAB_RUN = "20261128T171819Z"  # two nodes, tests/fixtures/lab/runs/SOURCES
+
+
+@dataclass(frozen=True)
+class Base:
+    """A passing run the rows are corrupted in: how to write it, the context it is judged with, and the case of
+    each tool it has (a tool added to the table needs a case in every base, or a reason in `without`)."""
+    name: str
+    cases: dict[str, tuple[str, str]]
+    without: dict[str, str]
+
+    def write(self, dest: Path) -> tuple[Path, dict[str, Any]]:
+        if self.name == "production":
+            run = dest / "20261121T080000Z"
+            build_production_run(run)
+            return run, context_from_inventory(ROOT / "inventories" / "production")
+        run = lab_run_copy(LAB_RUN, dest)
+        return run, lab_run_ctx(run)
+
+
+PRODUCTION = Base("production", {
+    "nccl-tests": ("nccl", "single-dgx01"), "fio": ("fio", "node-dgx02"), "ddp_train": ("ddp", "n4"),
+    "iperf3": ("paths", "storage-dgx01"), "ib_write_bw": ("paths", "fabric-dgx01-dgx02")}, {})
+LAB = Base("lab", {
+    "nccl-tests": ("nccl", "all"), "fio": ("fio", "node-dgx01"), "ddp_train": ("ddp", "n2"),
+    "iperf3": ("paths", "fabric-dgx01-dgx02")},
+    {"ib_write_bw": "the lab has no HCA: its fabric path baseline is iperf3 over the compute-fabric stand-in "
+                    "(inventories/lab validation_paths.fabric_tool)"})
+BASES = (PRODUCTION, LAB)
+
+
+def _params(select: Callable[[asked.Param], bool]) -> list[Any]:
+    return [pytest.param(b, tool, p, id=f"{b.name}-{tool}.{p.name}") for b in BASES for tool, p in ROWS
+            if tool in b.cases and select(p)]
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run = tmp_path_factory.mktemp("asked") / "20261121T080000Z"
-    build_production_run(run)
-    return run
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Base], tuple[Path, dict[str, Any]]]:
+    """Each base written once per module, on first use."""
+    made: dict[str, tuple[Path, dict[str, Any]]] = {}
+
+    def get(base: Base) -> tuple[Path, dict[str, Any]]:
+        if base.name not in made:
+            made[base.name] = base.write(tmp_path_factory.mktemp(f"asked-{base.name}"))
+        return made[base.name]
+    return get
 
 
 @pytest.fixture
-def run(template: Path, tmp_path: Path) -> Path:
+def run(templates: Callable[[Base], tuple[Path, dict[str, Any]]], base: Base, tmp_path: Path) -> Path:
+    template, _ctx = templates(base)
     copy = tmp_path / template.name
     shutil.copytree(template, copy)
     return copy
+
+
+@pytest.fixture
+def ctx(templates: Callable[[Base], tuple[Path, dict[str, Any]]], base: Base) -> dict[str, Any]:
+    return templates(base)[1]
 
 
 # ---------------------------------------------------------------------------------------------- the case's files
@@ -137,8 +181,11 @@ def _nccl_drop_last_rank(p: asked.Param, text: str, want: Any) -> str:
 
 def _nccl_standin_banner(p: asked.Param, text: str, want: Any) -> str:
     """The other engine's table: the lab stand-in's banner where nccl-tests was asked, or none where it was not."""
-    banner = "# lab stand-in: torch.distributed all_reduce over gloo on CPU (torch 2.4.1), not NCCL\n"
-    return text.replace(banner, "") if want else banner + text
+    if want:
+        kept = re.sub(r"(?m)^# lab stand-in:.*\n", "", text)
+        assert kept != text, "the stand-in's output has no '# lab stand-in:' line"
+        return kept
+    return "# lab stand-in: torch.distributed all_reduce over gloo on CPU (torch 2.4.1), not NCCL\n" + text
 
 
 MUTATIONS: dict[str, Callable[[asked.Param, str, Any], str]] = {
@@ -158,14 +205,14 @@ def corrupt(p: asked.Param, text: str, want: Any, value: Any = None) -> str:
 # ---------------------------------------------------------------------------------------------- the tests
 
 
-def _judge(run: Path, stage: str, case: str) -> tuple[Any, Any]:
-    v = evaluate(run, CTX)
+def _judge(run: Path, ctx: dict[str, Any], stage: str, case: str) -> tuple[Any, Any]:
+    v = evaluate(run, ctx)
     return v, next(c for c in v.checks if c.kind == "sanity" and c.case == case and c.stage == stage)
 
 
-def _meet_when(run: Path, tool: str, p: asked.Param) -> None:
+def _meet_when(run: Path, ctx: dict[str, Any], base: Base, tool: str, p: asked.Param) -> None:
     """Make the healthy case one the row applies to: its `when` values asked, and printed as done."""
-    stage, case = CASES[tool]
+    stage, case = base.cases[tool]
     d = run / "raw" / stage / case
     meta = _meta(d)
     if p.applies(meta["asked"]):
@@ -177,17 +224,16 @@ def _meet_when(run: Path, tool: str, p: asked.Param) -> None:
             f = d / sample["file"]
             f.write_text(corrupt(rows[key], f.read_text(), value, str(value)))
     _save_meta(d, meta)
-    _v, sanity = _judge(run, stage, case)
+    _v, sanity = _judge(run, ctx, stage, case)
     assert sanity.status == PASS, f"the case asking {p.when} is not healthy before the corruption: {sanity.reasons}"
 
 
-@pytest.mark.parametrize("tool, p", [r for r in ROWS if r[1].compare != "repeats"],
-                         ids=[f"{t}.{p.name}" for t, p in ROWS if p.compare != "repeats"])
-def test_a_parameter_done_otherwise_than_asked_fails_naming_both(run, tool, p):
+@pytest.mark.parametrize("base, tool, p", _params(lambda p: p.compare != "repeats"))
+def test_a_parameter_done_otherwise_than_asked_fails_naming_both(run, ctx, base, tool, p):
     assert "mutation" not in p.output or p.output["mutation"] in MUTATIONS, \
         f"{tool}.{p.name}: no mutation {p.output['mutation']!r} in this file"
-    stage, case = CASES[tool]
-    _meet_when(run, tool, p)
+    stage, case = base.cases[tool]
+    _meet_when(run, ctx, base, tool, p)
     d = run / "raw" / stage / case
     meta = _meta(d)
     expected = []
@@ -201,16 +247,16 @@ def test_a_parameter_done_otherwise_than_asked_fails_naming_both(run, tool, p):
         # a reason names its sample: the raw file, or an HCA's report its HCA
         tags = {str(sample["file"]), str(sample.get("device"))}
         expected.append((tags, f"{p.name}: asked {shown}, done {asked.show(done)}"))
-    v, sanity = _judge(run, stage, case)
+    v, sanity = _judge(run, ctx, stage, case)
     assert v.status == FAIL and sanity.status == FAIL, f"{tool}.{p.name} corrupted in {case} was not rejected"
     for tags, fragment in expected:
         assert any(r.split(": ", 1)[0] in tags and fragment in r for r in sanity.reasons), (fragment, sanity.reasons)
 
 
-@pytest.mark.parametrize("tool", [t for t, p in ROWS if p.compare == "repeats"])
+@pytest.mark.parametrize("base, tool, _p", _params(lambda p: p.compare == "repeats"))
 @pytest.mark.parametrize("how", ["dropped", "unasked"])
-def test_a_repeat_missing_or_unasked_fails_naming_both(run, tool, how):
-    stage, case = CASES[tool]
+def test_a_repeat_missing_or_unasked_fails_naming_both(run, ctx, base, tool, _p, how):
+    stage, case = base.cases[tool]
     d = run / "raw" / stage / case
     meta = _meta(d)
     files = asked.asked_files(tool, meta["asked"])
@@ -230,14 +276,22 @@ def test_a_repeat_missing_or_unasked_fails_naming_both(run, tool, how):
         fragment = f"repeats: asked {meta['asked']['repeats']} ({len(files)} result"
         also = f"done also {new}"
     _save_meta(d, meta)
-    v, sanity = _judge(run, stage, case)
+    v, sanity = _judge(run, ctx, stage, case)
     assert v.status == FAIL and sanity.status == FAIL
     assert any(fragment in r and also in r for r in sanity.reasons), (fragment, also, sanity.reasons)
 
 
-def test_every_tool_of_the_table_has_a_case_a_reader_and_every_row_a_value_in_the_output(template):
-    assert set(asked.load()) == set(CASES) == set(asked.DONE)
-    for tool, (stage, case) in CASES.items():
+@pytest.mark.parametrize("base", BASES, ids=[b.name for b in BASES])
+def test_every_tool_of_the_table_has_a_case_a_reader_and_every_row_a_value_in_the_output(templates, base):
+    template, _ctx = templates(base)
+    assert set(asked.load()) == set(base.cases) | set(base.without) and set(asked.load()) == set(asked.DONE)
+    assert not set(base.cases) & set(base.without)
+    assert not PRODUCTION.without, "the production run has a case of every tool"
+    for tool in base.without:
+        stage = asked.load()[tool].stage
+        tools = {json.loads(m.read_text()).get("tool") for m in (template / "raw" / stage).glob("*/meta.json")}
+        assert tool not in tools, f"{base.name} has a {tool} case: corrupt it instead of leaving it out"
+    for tool, (stage, case) in base.cases.items():
         assert asked.load()[tool].stage == stage
         d = template / "raw" / stage / case
         first = _samples(d, tool)[0]
