@@ -345,9 +345,12 @@ def test_no_secret_reaches_what_the_runs_wrote(lab, first_run):
         lines = stopped.stdout.split()
         assert stopped.returncode == 0 and lines and int(lines[-1]) > 10, \
             f"the process sampler on {node} did not run: {stopped.stdout!r} {stopped.stderr[-1000:]!r}"
-    ps_logs = sorted(lab.glob("site-*.ps"))  # the playbook runs last minutes: each sampled many processes
-    assert len(ps_logs) >= 3 and all(p.stat().st_size > 1000 for p in ps_logs), \
-        f"control-node process samples of the site.yml runs: {[(p.name, p.stat().st_size) for p in ps_logs]}"
+    # every site.yml run of the session (one with lab_flow alone, three with lab_flow_full) lasts minutes: each
+    # sampled many processes
+    site_logs = sorted(lab.glob("site-*.log"))
+    ps_logs = [log.with_suffix(".ps") for log in site_logs]
+    assert site_logs and all(p.is_file() and p.stat().st_size > 1000 for p in ps_logs), \
+        f"control-node process samples of the site.yml runs: {[(p.name, p.is_file() and p.stat().st_size) for p in ps_logs]}"
     fact_cache = Path(os.environ["ANSIBLE_CACHE_PLUGIN_CONNECTION"])
     roots = [lab, fact_cache, *sorted(_run_dirs())]
     files = _files_under(roots)
