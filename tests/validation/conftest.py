@@ -353,9 +353,15 @@ LAB_RUNS = ROOT / "tests" / "fixtures" / "lab" / "runs"
 
 
 def lab_run_copy(run_id: str, dest: Path) -> Path:
-    """A writable copy of a recorded lab run at dest/<run_id> (the verdict reads its run directory's name)."""
+    """A writable copy of a recorded lab run at dest/<run_id> (the verdict reads its run directory's name). A
+    scale-out's run names the run before it by its path on the machine it ran on (validate_scale_before); the copy
+    names dest/<that run's id> instead, so nothing outside dest is ever read."""
     run = dest / run_id
     shutil.copytree(LAB_RUNS / run_id, run)
+    ctx = lab_run_ctx(run)
+    if ctx.get("validate_scale_before"):
+        ctx["validate_scale_before"] = str(dest / Path(ctx["validate_scale_before"]).name)
+        (run / "context.json").write_text(json.dumps(ctx))
     return run
 
 

@@ -31,27 +31,31 @@ ROWS = [(tool.name, p) for tool in asked.load().values() for p in tool.params]
 LAB_RUN = "20261128T171819Z"  # two nodes, tests/fixtures/lab/runs/SOURCES
 
 
+def _production_run(dest: Path) -> tuple[Path, dict[str, Any]]:
+    run = dest / "20261121T080000Z"
+    build_production_run(run)
+    return run, context_from_inventory(ROOT / "inventories" / "production")
+
+
+def _lab_run(dest: Path) -> tuple[Path, dict[str, Any]]:
+    run = lab_run_copy(LAB_RUN, dest)
+    return run, lab_run_ctx(run)
+
+
 @dataclass(frozen=True)
 class Base:
-    """A passing run the rows are corrupted in: how to write it, the context it is judged with, and the case of
-    each tool it has (a tool added to the table needs a case in every base, or a reason in `without`)."""
+    """A passing run the rows are corrupted in: how to write it (the run and the context it is judged with), and
+    the case of each tool it has (a tool added to the table needs a case in every base, or a reason in `without`)."""
     name: str
+    write: Callable[[Path], tuple[Path, dict[str, Any]]]
     cases: dict[str, tuple[str, str]]
     without: dict[str, str]
 
-    def write(self, dest: Path) -> tuple[Path, dict[str, Any]]:
-        if self.name == "production":
-            run = dest / "20261121T080000Z"
-            build_production_run(run)
-            return run, context_from_inventory(ROOT / "inventories" / "production")
-        run = lab_run_copy(LAB_RUN, dest)
-        return run, lab_run_ctx(run)
 
-
-PRODUCTION = Base("production", {
+PRODUCTION = Base("production", _production_run, {
     "nccl-tests": ("nccl", "single-dgx01"), "fio": ("fio", "node-dgx02"), "ddp_train": ("ddp", "n4"),
     "iperf3": ("paths", "storage-dgx01"), "ib_write_bw": ("paths", "fabric-dgx01-dgx02")}, {})
-LAB = Base("lab", {
+LAB = Base("lab", _lab_run, {
     "nccl-tests": ("nccl", "all"), "fio": ("fio", "node-dgx01"), "ddp_train": ("ddp", "n2"),
     "iperf3": ("paths", "fabric-dgx01-dgx02")},
     {"ib_write_bw": "the lab has no HCA: its fabric path baseline is iperf3 over the compute-fabric stand-in "
